@@ -1,0 +1,153 @@
+// Explicit Runge-Kutta integrators for ODEs y' = f(t, y), templated on the ODE so that small
+// systems run on fixed-size Eigen vectors. All storage is sized at construction; step() allocates
+// nothing.
+//
+// The ODE type provides:
+//   using State = Eigen::Matrix<double, S, 1>;   // S fixed or Eigen::Dynamic
+//   int size() const;
+//   void rhs(double t, const State& y, State& dydt);
+#pragma once
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/formulation.hpp"
+
+namespace mbs {
+
+// Classical fixed-step RK4.
+template <class Ode>
+class Rk4 {
+ public:
+  using State = typename Ode::State;
+  explicit Rk4(Ode& ode) : ode_(ode), k1_(ode.size()), k2_(ode.size()), k3_(ode.size()), k4_(ode.size()), tmp_(ode.size()) {}
+
+  void step(double t, double h, State& y, RunStats& stats) {
+    ode_.rhs(t, y, k1_);
+    tmp_ = y + (0.5 * h) * k1_;
+    ode_.rhs(t + 0.5 * h, tmp_, k2_);
+    tmp_ = y + (0.5 * h) * k2_;
+    ode_.rhs(t + 0.5 * h, tmp_, k3_);
+    tmp_ = y + h * k3_;
+    ode_.rhs(t + h, tmp_, k4_);
+    y += (h / 6.0) * (k1_ + 2.0 * k2_ + 2.0 * k3_ + k4_);
+    stats.rhs_evals += 4;
+  }
+
+ private:
+  Ode& ode_;
+  State k1_, k2_, k3_, k4_, tmp_;
+};
+
+// An explicit Butcher tableau with an embedded pair: b gives order `order`, d order `embedded_order`.
+struct ButcherTable {
+  std::string name;
+  int stages = 0;
+  int order = 0;
+  int embedded_order = 0;
+  std::vector<double> A;  // stages x stages, row-major, strictly lower triangular
+  std::vector<double> b, d, c;
+  bool fsal = false;  // last stage is evaluated at the new solution (first same as last)
+
+  // The coefficient tables shipped with SUNDIALS ARKODE, so no coefficient is retyped here.
+  // Known names: "dopri5" (Dormand-Prince 5(4)), "verner6" (Verner 6(5)), "fehlberg8" (Fehlberg 8(7)).
+  static ButcherTable from_arkode(const std::string& name);
+};
+
+// Adaptive embedded Runge-Kutta with local extrapolation (the higher order propagates) and a
+// standard elementary step-size controller on the mixed error norm max_i |e_i| / (atol + rtol |y_i|).
+template <class Ode>
+class EmbeddedRk {
+ public:
+  using State = typename Ode::State;
+  EmbeddedRk(Ode& ode, const ButcherTable& table, double rtol, double atol)
+      : ode_(ode), tab_(table), rtol_(rtol), atol_(atol), k_(table.stages, State(ode.size())),
+        ytmp_(ode.size()), ynew_(ode.size()), err_(ode.size()) {}
+
+  // Resets the controller and chooses the first step (Hairer, Norsett & Wanner, II.4).
+  void initialize(double t0, const State& y0, RunStats& stats) {
+    have_k0_ = false;
+    ode_.rhs(t0, y0, k_[0]);
+    ++stats.rhs_evals;
+    const double d0 = scaled_norm(y0, y0), d1 = scaled_norm(k_[0], y0);
+    double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
+    ytmp_ = y0 + h0 * k_[0];
+    ode_.rhs(t0 + h0, ytmp_, k_[1]);
+    ++stats.rhs_evals;
+    err_ = k_[1] - k_[0];
+    const double d2 = scaled_norm(err_, y0) / h0;
+    const double dm = std::max(d1, d2);
+    const double h1 = dm <= 1e-15 ? std::max(1e-6, h0 * 1e-3) : std::pow(0.01 / dm, 1.0 / (tab_.order + 1));
+    h_ = std::min(100 * h0, h1);
+    have_k0_ = true;  // k_[0] holds f(t0, y0)
+  }
+
+  // Advances (t, y) by one accepted step, never past t_end.
+  void step(double& t, State& y, double t_end, RunStats& stats) {
+    const double h_min = 1e-14 * std::max(1.0, std::abs(t_end));
+    for (;;) {
+      double h = std::min(h_, t_end - t);
+      if (!have_k0_) {
+        ode_.rhs(t, y, k_[0]);
+        ++stats.rhs_evals;
+      }
+      for (int i = 1; i < tab_.stages; ++i) {
+        ytmp_ = y;
+        for (int j = 0; j < i; ++j) {
+          const double a = tab_.A[i * tab_.stages + j];
+          if (a != 0.0) ytmp_ += (h * a) * k_[j];
+        }
+        ode_.rhs(t + tab_.c[i] * h, ytmp_, k_[i]);
+        ++stats.rhs_evals;
+      }
+      ynew_ = y;
+      err_.setZero();
+      for (int i = 0; i < tab_.stages; ++i) {
+        if (tab_.b[i] != 0.0) ynew_ += (h * tab_.b[i]) * k_[i];
+        const double e = tab_.b[i] - tab_.d[i];
+        if (e != 0.0) err_ += (h * e) * k_[i];
+      }
+      const double en = scaled_norm(err_, y, ynew_);
+      if (!std::isfinite(en)) throw SolverError("non-finite state in embedded Runge-Kutta step");
+      const double expo = 1.0 / (std::min(tab_.order, tab_.embedded_order) + 1);
+      const double fac = en == 0.0 ? 5.0 : std::clamp(0.9 * std::pow(en, -expo), 0.2, 5.0);
+      if (en <= 1.0) {
+        t = (h == t_end - t) ? t_end : t + h;
+        y = ynew_;
+        if (tab_.fsal) {
+          k_[0] = k_[tab_.stages - 1];
+          have_k0_ = true;
+        } else {
+          have_k0_ = false;
+        }
+        h_ = h * fac;
+        return;
+      }
+      ++stats.failures;
+      h_ = h * std::max(fac, 0.2);
+      have_k0_ = true;  // k_[0] = f(t, y) is still valid for the retry
+      if (h_ < h_min) throw SolverError("step size underflow in embedded Runge-Kutta");
+    }
+  }
+
+ private:
+  double scaled_norm(const State& e, const State& y) const {
+    return (e.array().abs() / (atol_ + rtol_ * y.array().abs())).maxCoeff();
+  }
+  double scaled_norm(const State& e, const State& y0, const State& y1) const {
+    return (e.array().abs() / (atol_ + rtol_ * y0.array().abs().max(y1.array().abs()))).maxCoeff();
+  }
+
+  Ode& ode_;
+  ButcherTable tab_;
+  double rtol_, atol_;
+  std::vector<State> k_;
+  State ytmp_, ynew_, err_;
+  double h_ = 0.0;
+  bool have_k0_ = false;
+};
+
+}  // namespace mbs

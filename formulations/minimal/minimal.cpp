@@ -1,0 +1,107 @@
+// Formulation "minimal": joint (minimal) coordinates from the model's joint tree, as an ODE
+// integrated by fixed-step RK4 or by adaptive embedded Runge-Kutta pairs.
+#include <fmt/format.h>
+
+#include "common/explicit_rk.hpp"
+#include "core/formulation.hpp"
+#include "minimal/joint_tree.hpp"
+#include "minimal/minimal_ode.hpp"
+
+namespace mbs::minimal {
+namespace {
+
+template <int N, int NQ>
+class Rk4Simulator final : public Simulator {
+ public:
+  using Ode = MinimalOde<N, NQ>;
+  Rk4Simulator(const Model& model, JointTree tree, double h)
+      : Simulator(model), tree_(std::move(tree)), ode_(model, tree_), rk_(ode_), y_(ode_.size()), h_nominal_(h) {}
+
+ private:
+  void do_initialize() override {
+    ode_.initial_state(*model_, y_);
+    t_ = 0.0;
+    i_ = 0;
+  }
+  void do_step(double t_end) override {
+    if (i_ == 0) n_ = std::max<long>(1, std::lround(std::ceil(t_end / h_nominal_ - 1e-9))), h_ = t_end / n_;
+    rk_.step(t_, h_, y_, stats_);
+    ++i_;
+    t_ = i_ == n_ ? t_end : i_ * h_;
+  }
+  double do_time() const override { return t_; }
+  void do_model_state() override { ode_.model_state(y_, q_model_, v_model_); }
+
+  JointTree tree_;
+  Ode ode_;
+  Rk4<Ode> rk_;
+  typename Ode::State y_;
+  double h_nominal_, h_ = 0.0, t_ = 0.0;
+  long i_ = 0, n_ = 1;
+};
+
+template <int N, int NQ>
+class ErkSimulator final : public Simulator {
+ public:
+  using Ode = MinimalOde<N, NQ>;
+  ErkSimulator(const Model& model, JointTree tree, const ButcherTable& table, double tol)
+      : Simulator(model), tree_(std::move(tree)), ode_(model, tree_), rk_(ode_, table, tol, tol), y_(ode_.size()) {}
+
+ private:
+  void do_initialize() override {
+    ode_.initial_state(*model_, y_);
+    t_ = 0.0;
+    rk_.initialize(t_, y_, stats_);
+  }
+  void do_step(double t_end) override { rk_.step(t_, y_, t_end, stats_); }
+  double do_time() const override { return t_; }
+  void do_model_state() override { ode_.model_state(y_, q_model_, v_model_); }
+
+  JointTree tree_;
+  Ode ode_;
+  EmbeddedRk<Ode> rk_;
+  typename Ode::State y_;
+  double t_ = 0.0;
+};
+
+// Fixed sizes for the smallest planar systems, dynamic sizes otherwise.
+template <template <int, int> class Sim, typename... Args>
+std::unique_ptr<Simulator> make_sized(const Model& model, JointTree tree, Args&&... args) {
+  if (tree.ndof == 1 && model.nq() == 2)
+    return std::make_unique<Sim<1, 2>>(model, std::move(tree), std::forward<Args>(args)...);
+  if (tree.ndof == 2 && model.nq() == 4)
+    return std::make_unique<Sim<2, 4>>(model, std::move(tree), std::forward<Args>(args)...);
+  return std::make_unique<Sim<Eigen::Dynamic, Eigen::Dynamic>>(model, std::move(tree), std::forward<Args>(args)...);
+}
+
+class Minimal final : public Formulation {
+ public:
+  std::string name() const override { return "minimal"; }
+  std::string description() const override {
+    return "joint (minimal) coordinates from the joint tree; ODE by velocity transformation";
+  }
+  std::vector<IntegratorInfo> integrators() const override {
+    return {
+        {"rk4", SettingKind::kFixedStep, 0.5, 1e-5, "classical Runge-Kutta, fixed step"},
+        {"dopri5", SettingKind::kTolerance, 1e-2, 1e-13, "Dormand-Prince 5(4), adaptive (ARKODE's table)"},
+        {"fehlberg8", SettingKind::kTolerance, 1e-2, 1e-13, "Fehlberg 8(7), 13 stages, adaptive (ARKODE's table)"},
+    };
+  }
+  std::string unsupported_reason(const Model& model) const override {
+    JointTree tree;
+    return build_joint_tree(model, tree);
+  }
+  std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
+    JointTree tree;
+    if (const std::string why = build_joint_tree(model, tree); !why.empty()) throw SolverError(why);
+    if (integrator == "rk4") return make_sized<Rk4Simulator>(model, std::move(tree), setting);
+    const ButcherTable table = ButcherTable::from_arkode(integrator);
+    return make_sized<ErkSimulator>(model, std::move(tree), table, setting);
+  }
+};
+
+}  // namespace
+
+MBS_REGISTER_FORMULATION(Minimal);
+
+}  // namespace mbs::minimal

@@ -1,0 +1,56 @@
+#include "core/formulation.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mbs {
+
+const RunStats& Simulator::run(double t_end, StepObserver* observer) {
+  if (!(t_end > 0.0) || !std::isfinite(t_end)) throw SolverError("end time must be positive and finite");
+  stats_ = RunStats{};
+  do_initialize();
+  report(observer);
+  // Steps end exactly on t_end; the tolerance only absorbs round-off in accumulated time.
+  const double t_stop = t_end * (1.0 - 1e-14);
+  while (do_time() < t_stop) {
+    const double t_before = do_time();
+    do_step(t_end);
+    ++stats_.steps;
+    const double t = do_time();
+    if (!std::isfinite(t) || !(t > t_before)) throw SolverError("time did not advance (step size underflow)");
+    report(observer);
+  }
+  return stats_;
+}
+
+void Simulator::report(StepObserver* observer) {
+  if (observer == nullptr) return;
+  do_model_state();
+  observer->on_step(do_time(), q_model_, v_model_);
+}
+
+Registry& Registry::instance() {
+  static Registry registry;
+  return registry;
+}
+
+bool Registry::add(std::unique_ptr<Formulation> formulation) {
+  formulations_.push_back(std::move(formulation));
+  std::sort(formulations_.begin(), formulations_.end(),
+            [](const auto& a, const auto& b) { return a->name() < b->name(); });
+  return true;
+}
+
+const Formulation* Registry::find(const std::string& name) const {
+  for (const auto& f : formulations_)
+    if (f->name() == name) return f.get();
+  return nullptr;
+}
+
+std::vector<const Formulation*> Registry::all() const {
+  std::vector<const Formulation*> out;
+  for (const auto& f : formulations_) out.push_back(f.get());
+  return out;
+}
+
+}  // namespace mbs

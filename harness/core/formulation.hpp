@@ -1,0 +1,117 @@
+// What a formulation plugin provides, and the simulator it creates for one model.
+//
+// A Formulation is stateless and registered once by name (MBS_REGISTER_FORMULATION). For a given
+// Model, integrator and setting it creates a Simulator: setup (sizing, allocation, factorization
+// structure) happens in the Simulator's constructor and is never timed; run() re-initializes the
+// integrator from the model's initial state and integrates, and is what the harness times.
+#pragma once
+
+#include <Eigen/Dense>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/model.hpp"
+
+namespace mbs {
+
+// How an integrator is tuned: the harness searches the setting from `loosest` towards `tightest`.
+enum class SettingKind {
+  kFixedStep,  // setting is the step size h (s); the harness rounds it so that t_end / h is whole
+  kTolerance,  // setting is the relative (and absolute) tolerance of an adaptive method
+};
+
+struct IntegratorInfo {
+  std::string name;         // e.g. "rk4"; with the formulation's name it forms the case "minimal/rk4"
+  SettingKind kind;
+  double loosest;           // first setting the tuner tries
+  double tightest;          // the tuner gives up below this
+  std::string description;  // one line for --list and the README
+};
+
+// Statistics a run accumulates (Drake-style); reset by every run().
+struct RunStats {
+  long steps = 0;             // accepted steps
+  long rhs_evals = 0;         // right-hand side / residual evaluations
+  long jacobian_evals = 0;    // iteration-matrix or Jacobian evaluations
+  long newton_iterations = 0;
+  long failures = 0;          // rejected steps, error-test or convergence failures
+};
+
+// Raised by a simulator when it cannot continue (Newton divergence, solver error flag, ...).
+class SolverError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Receives the state after the initial condition and after every accepted step, in natural
+// coordinates of the model (point positions q and velocities v, local frame).
+class StepObserver {
+ public:
+  virtual ~StepObserver() = default;
+  virtual void on_step(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) = 0;
+};
+
+class Simulator {
+ public:
+  explicit Simulator(const Model& model) : model_(&model), q_model_(model.nq()), v_model_(model.nq()) {}
+  virtual ~Simulator() = default;
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  // Integrates from the model's initial state to t_end (s). `observer` may be null (timed runs).
+  // Throws SolverError on failure. Statistics are returned by reference into the simulator.
+  const RunStats& run(double t_end, StepObserver* observer);
+
+  const RunStats& stats() const { return stats_; }
+  const Model& model() const { return *model_; }
+
+ protected:
+  // Hooks each method overrides.
+  virtual void do_initialize() = 0;                 // set t = 0 and the initial state
+  virtual void do_step(double t_end) = 0;           // one accepted step, never past t_end
+  virtual double do_time() const = 0;               // current time (s)
+  // Writes the current state into q_model_ / v_model_ (natural coordinates of the model).
+  virtual void do_model_state() = 0;
+
+  RunStats stats_;
+  const Model* model_;
+  Eigen::VectorXd q_model_, v_model_;
+
+ private:
+  void report(StepObserver* observer);
+};
+
+class Formulation {
+ public:
+  virtual ~Formulation() = default;
+  virtual std::string name() const = 0;
+  virtual std::string description() const = 0;
+  virtual std::vector<IntegratorInfo> integrators() const = 0;
+  // Empty when the formulation can run this model; otherwise why it cannot (shown in the table).
+  virtual std::string unsupported_reason(const Model& model) const = 0;
+  // Setup for one (model, integrator, setting). The model must outlive the simulator.
+  virtual std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator,
+                                            double setting) const = 0;
+};
+
+// Formulations by name, sorted by name so case order is deterministic.
+class Registry {
+ public:
+  static Registry& instance();
+  bool add(std::unique_ptr<Formulation> formulation);
+  const Formulation* find(const std::string& name) const;
+  std::vector<const Formulation*> all() const;
+
+ private:
+  std::vector<std::unique_ptr<Formulation>> formulations_;
+};
+
+}  // namespace mbs
+
+// One line beside a formulation's definition registers it with the harness.
+#define MBS_REGISTER_FORMULATION(Class)                                                 \
+  [[maybe_unused]] static const bool mbs_registered_##Class =                           \
+      ::mbs::Registry::instance().add(std::make_unique<Class>())

@@ -1,0 +1,283 @@
+// YAML problem loader: strict (unknown keys are errors), every message "file:line:column: ...".
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <fmt/format.h>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "problem/problem.hpp"
+
+namespace mbs {
+namespace {
+
+// Edit distance, for "did you mean" suggestions on unknown keys.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const YAML::Node& at, const std::string& what) const {
+    const YAML::Mark m = at.Mark();
+    if (m.is_null()) throw ProblemError(fmt::format("{}: {}", file_, what));
+    throw ProblemError(fmt::format("{}:{}:{}: {}", file_, m.line + 1, m.column + 1, what));
+  }
+
+  // A mapping whose keys must all be in `allowed`.
+  void expect_map(const YAML::Node& node, const std::string& what, const std::set<std::string>& allowed) const {
+    if (!node.IsMap()) fail(node, fmt::format("{} must be a mapping", what));
+    for (const auto& kv : node) {
+      const std::string key = kv.first.as<std::string>();
+      if (allowed.count(key)) continue;
+      std::string best;
+      size_t best_d = 3;  // suggest only close names
+      for (const auto& a : allowed) {
+        const size_t d = edit_distance(key, a);
+        if (d < best_d) best_d = d, best = a;
+      }
+      fail(kv.first, fmt::format("unknown key '{}' in {}{}", key, what,
+                                 best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best)));
+    }
+  }
+
+  YAML::Node required(const YAML::Node& map, const std::string& key, const std::string& where) const {
+    const YAML::Node n = map[key];
+    if (!n) fail(map, fmt::format("missing required key '{}' in {}", key, where));
+    return n;
+  }
+
+  double number(const YAML::Node& n, const std::string& what) const {
+    if (!n.IsScalar()) fail(n, fmt::format("{} must be a number", what));
+    double x;
+    if (!YAML::convert<double>::decode(n, x) || !std::isfinite(x))
+      fail(n, fmt::format("{} must be a finite number, got '{}'", what, n.Scalar()));
+    return x;
+  }
+
+  double positive(const YAML::Node& n, const std::string& what) const {
+    const double x = number(n, what);
+    if (!(x > 0.0)) fail(n, fmt::format("{} must be positive, got {}", what, x));
+    return x;
+  }
+
+  std::string text(const YAML::Node& n, const std::string& what) const {
+    if (!n.IsScalar()) fail(n, fmt::format("{} must be a string", what));
+    return n.Scalar();
+  }
+
+  Eigen::Vector3d vec3(const YAML::Node& n, const std::string& what) const {
+    if (!n.IsSequence() || n.size() != 3) fail(n, fmt::format("{} must be a list of 3 numbers [x, y, z]", what));
+    Eigen::Vector3d v;
+    for (int i = 0; i < 3; ++i) v[i] = number(n[i], what);
+    return v;
+  }
+
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+};
+
+// Converts world vectors to the model's local frame, rejecting points off a planar model's plane.
+struct Frame {
+  const Reader& rd;
+  const Model& model;
+  Eigen::VectorXd point(const YAML::Node& n, const std::string& what) const {
+    const Eigen::Vector3d w = rd.vec3(n, what);
+    Eigen::VectorXd local = model.basis.transpose() * (w - model.origin);
+    if ((model.to_world(local) - w).norm() > 1e-12 * (1.0 + w.norm()))
+      rd.fail(n, fmt::format("{} is not in the plane of motion", what));
+    return local;
+  }
+  Eigen::VectorXd direction(const YAML::Node& n, const std::string& what) const {
+    const Eigen::Vector3d w = rd.vec3(n, what);
+    Eigen::VectorXd local = model.basis.transpose() * w;
+    if ((model.to_world_direction(local) - w).norm() > 1e-12 * (1.0 + w.norm()))
+      rd.fail(n, fmt::format("{} is not in the plane of motion", what));
+    return local;
+  }
+};
+
+void read_space(const Reader& rd, const YAML::Node& root, Model& model) {
+  const YAML::Node space = rd.required(root, "space", "the problem");
+  const std::string s = rd.text(space, "space");
+  if (s == "spatial") {
+    model.dim = 3;
+    model.basis = Eigen::Matrix3d::Identity();
+    if (root["plane"]) rd.fail(root["plane"], "'plane' is only allowed with space: planar");
+    return;
+  }
+  if (s != "planar") rd.fail(space, fmt::format("space must be 'planar' or 'spatial', got '{}'", s));
+  model.dim = 2;
+  model.basis.resize(3, 2);
+  model.basis << 1, 0, 0, 1, 0, 0;  // default: the x-y plane
+  if (const YAML::Node plane = root["plane"]) {
+    rd.expect_map(plane, "plane", {"origin", "e1", "e2"});
+    if (plane["origin"]) model.origin = rd.vec3(plane["origin"], "plane.origin");
+    const Eigen::Vector3d e1 = rd.vec3(rd.required(plane, "e1", "plane"), "plane.e1");
+    const Eigen::Vector3d e2 = rd.vec3(rd.required(plane, "e2", "plane"), "plane.e2");
+    if (std::abs(e1.norm() - 1.0) > 1e-9) rd.fail(plane["e1"], fmt::format("plane.e1 must be a unit vector (|e1| = {})", e1.norm()));
+    if (std::abs(e2.norm() - 1.0) > 1e-9) rd.fail(plane["e2"], fmt::format("plane.e2 must be a unit vector (|e2| = {})", e2.norm()));
+    if (std::abs(e1.dot(e2)) > 1e-9) rd.fail(plane["e2"], "plane.e2 must be orthogonal to plane.e1");
+    model.basis.col(0) = e1;
+    model.basis.col(1) = e2;
+  }
+}
+
+void read_bodies(const Reader& rd, const Frame& frame, const YAML::Node& root, Model& model) {
+  const YAML::Node bodies = rd.required(root, "bodies", "the problem");
+  if (!bodies.IsSequence() || bodies.size() == 0) rd.fail(bodies, "bodies must be a non-empty list");
+  for (const YAML::Node& b : bodies) {
+    rd.expect_map(b, "a body", {"name", "kind", "mass", "position", "velocity"});
+    PointMass p;
+    p.name = rd.text(rd.required(b, "name", "a body"), "body name");
+    if (p.name == "ground") rd.fail(b["name"], "'ground' is reserved and cannot name a body");
+    if (model.find_point(p.name) != kNoPoint) rd.fail(b["name"], fmt::format("duplicate body name '{}'", p.name));
+    const std::string kind = rd.text(rd.required(b, "kind", "body " + p.name), "body kind");
+    if (kind != "point_mass") rd.fail(b["kind"], fmt::format("unknown body kind '{}' (known: point_mass)", kind));
+    p.mass = rd.positive(rd.required(b, "mass", "body " + p.name), "mass of " + p.name);
+    p.r0 = frame.point(rd.required(b, "position", "body " + p.name), "position of " + p.name);
+    p.v0 = b["velocity"] ? frame.direction(b["velocity"], "velocity of " + p.name) : Eigen::VectorXd::Zero(model.dim);
+    model.points.push_back(std::move(p));
+  }
+}
+
+void read_joints(const Reader& rd, const Frame& frame, const YAML::Node& root, Model& model) {
+  const YAML::Node joints = root["joints"];
+  if (!joints) return;
+  if (!joints.IsSequence()) rd.fail(joints, "joints must be a list");
+  for (const YAML::Node& j : joints) {
+    rd.expect_map(j, "a joint", {"name", "kind", "a", "b", "length"});
+    Rod rod;
+    rod.name = rd.text(rd.required(j, "name", "a joint"), "joint name");
+    const std::string kind = rd.text(rd.required(j, "kind", "joint " + rod.name), "joint kind");
+    if (kind != "rod") rd.fail(j["kind"], fmt::format("unknown joint kind '{}' (known: rod)", kind));
+    // An end is {ground: [x, y, z]} or {body: NAME}.
+    auto end = [&](const char* key, int& index, Eigen::VectorXd& ground) {
+      const YAML::Node e = rd.required(j, key, "joint " + rod.name);
+      rd.expect_map(e, fmt::format("end '{}' of joint {}", key, rod.name), {"ground", "body"});
+      if (e["ground"] && e["body"]) rd.fail(e, "a joint end is either {ground: [x, y, z]} or {body: NAME}, not both");
+      if (e["ground"]) {
+        index = kGround;
+        ground = frame.point(e["ground"], fmt::format("ground point of joint {}", rod.name));
+      } else if (e["body"]) {
+        const std::string body = rd.text(e["body"], "body name");
+        index = model.find_point(body);
+        if (index == kNoPoint) rd.fail(e["body"], fmt::format("joint {} names body '{}', which is not defined", rod.name, body));
+      } else {
+        rd.fail(e, "a joint end needs 'ground: [x, y, z]' or 'body: NAME'");
+      }
+    };
+    int ia, ib;
+    Eigen::VectorXd ga, gb;
+    end("a", ia, ga);
+    end("b", ib, gb);
+    if (ia == kGround && ib == kGround) rd.fail(j, fmt::format("joint {} connects ground to ground", rod.name));
+    if (ia == ib) rd.fail(j, fmt::format("joint {} connects body to itself", rod.name));
+    if (ib == kGround) std::swap(ia, ib), std::swap(ga, gb);  // keep the ground end in `a`
+    rod.a = ia;
+    rod.b = ib;
+    rod.ground_a = ga;
+    const Eigen::VectorXd ra = ia == kGround ? ga : model.points[ia].r0;
+    const double initial = (ra - model.points[ib].r0).norm();
+    rod.length = j["length"] ? rd.positive(j["length"], "length of " + rod.name) : initial;
+    if (!(rod.length > 0.0)) rd.fail(j, fmt::format("joint {} has zero length in the initial configuration", rod.name));
+    if (std::abs(initial - rod.length) > 1e-9 * rod.length)
+      rd.fail(j["length"] ? j["length"] : j, fmt::format("initial state violates joint {}: end points are {} m apart, length is {} m",
+                                       rod.name, initial, rod.length));
+    model.rods.push_back(std::move(rod));
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& known_metrics() {
+  static const std::vector<std::string> metrics{"max_energy_drift", "max_position_violation",
+                                                "max_velocity_violation", "final_position_error"};
+  return metrics;
+}
+
+Problem load_problem_text(const std::string& yaml_text, const std::string& file_name) {
+  Reader rd(file_name);
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::ParserException& e) {
+    throw ProblemError(fmt::format("{}:{}:{}: YAML syntax error: {}", file_name, e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+  try {
+    rd.expect_map(root, "the problem file",
+                  {"name", "title", "source", "space", "plane", "gravity", "bodies", "joints", "run", "score", "reference"});
+    Problem p;
+    p.file = file_name;
+    p.name = rd.text(rd.required(root, "name", "the problem"), "name");
+    p.title = root["title"] ? rd.text(root["title"], "title") : p.name;
+    p.source = root["source"] ? rd.text(root["source"], "source") : "";
+    Model& model = p.model;
+    model.name = p.name;
+    read_space(rd, root, model);
+    const Frame frame{rd, model};
+    model.gravity = frame.direction(rd.required(root, "gravity", "the problem"), "gravity");
+    read_bodies(rd, frame, root, model);
+    read_joints(rd, frame, root, model);
+
+    const YAML::Node run = rd.required(root, "run", "the problem");
+    rd.expect_map(run, "run", {"end_time", "output_interval"});
+    p.run.end_time = rd.positive(rd.required(run, "end_time", "run"), "run.end_time");
+    p.run.output_interval = run["output_interval"] ? rd.positive(run["output_interval"], "run.output_interval")
+                                                   : p.run.end_time / 1000.0;
+
+    const YAML::Node score = rd.required(root, "score", "the problem");
+    rd.expect_map(score, "score", {"rule", "objective"});
+    const YAML::Node rule = rd.required(score, "rule", "score");
+    rd.expect_map(rule, "score.rule", {"metric", "below"});
+    p.rule.metric = rd.text(rd.required(rule, "metric", "score.rule"), "score.rule.metric");
+    const auto& metrics = known_metrics();
+    if (std::find(metrics.begin(), metrics.end(), p.rule.metric) == metrics.end())
+      rd.fail(rule["metric"], fmt::format("score.rule.metric '{}' is not a metric the problem outputs (known: {})",
+                                          p.rule.metric, fmt::join(metrics, ", ")));
+    p.rule.below = rd.positive(rd.required(rule, "below", "score.rule"), "score.rule.below");
+    p.objective = score["objective"] ? rd.text(score["objective"], "score.objective") : "cpu_time";
+    if (p.objective != "cpu_time") rd.fail(score["objective"], fmt::format("unknown objective '{}' (known: cpu_time)", p.objective));
+
+    if (const YAML::Node ref = root["reference"]) {
+      rd.expect_map(ref, "reference", {"kind", "point", "pivot"});
+      ReferenceSpec r;
+      r.kind = rd.text(rd.required(ref, "kind", "reference"), "reference.kind");
+      if (r.kind != "simple_pendulum_exact")
+        rd.fail(ref["kind"], fmt::format("unknown reference kind '{}' (known: simple_pendulum_exact)", r.kind));
+      const std::string point = rd.text(rd.required(ref, "point", "reference"), "reference.point");
+      r.point = model.find_point(point);
+      if (r.point == kNoPoint) rd.fail(ref["point"], fmt::format("reference names body '{}', which is not defined", point));
+      r.pivot = frame.point(rd.required(ref, "pivot", "reference"), "reference.pivot");
+      p.reference = r;
+    } else if (p.rule.metric == "final_position_error") {
+      rd.fail(rule["metric"], "metric final_position_error needs a 'reference' section");
+    }
+    return p;
+  } catch (const YAML::Exception& e) {  // e.g. a conversion yaml-cpp refused
+    throw ProblemError(fmt::format("{}:{}:{}: {}", file_name, e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+}
+
+Problem load_problem(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ProblemError(fmt::format("{}: cannot open the problem file", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return load_problem_text(ss.str(), path);
+}
+
+}  // namespace mbs

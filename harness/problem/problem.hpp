@@ -1,0 +1,57 @@
+// A benchmark problem as loaded from its YAML file: the model, the run, the scoring rule and the
+// reference solution. Immutable once loaded.
+#pragma once
+
+#include <Eigen/Dense>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "core/model.hpp"
+
+namespace mbs {
+
+// Malformed or non-physical problem file; what() reads "file:line:column: what is wrong".
+class ProblemError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct RunSpec {
+  double end_time = 0.0;         // s
+  double output_interval = 0.0;  // s, spacing of the written time histories
+};
+
+struct Rule {
+  std::string metric;  // "max_energy_drift" (J)
+  double below = 0.0;  // pass when metric < below
+};
+
+// The exact solution the harness compares against; `kind` names one of harness/reference/.
+struct ReferenceSpec {
+  std::string kind;            // "simple_pendulum_exact"
+  int point = kNoPoint;        // point index in the model
+  Eigen::VectorXd pivot;       // local frame (m)
+};
+
+struct Problem {
+  std::string name;
+  std::string title;
+  std::string source;
+  std::string file;  // path it was loaded from
+  Model model;
+  RunSpec run;
+  Rule rule;
+  std::string objective;  // "cpu_time"
+  std::optional<ReferenceSpec> reference;
+};
+
+// Loads and validates a problem file. Throws ProblemError.
+Problem load_problem(const std::string& path);
+// Same, from text; `file_name` is used in messages.
+Problem load_problem_text(const std::string& yaml_text, const std::string& file_name);
+
+// Metrics a rule may name (those the harness computes for every time-integration problem).
+const std::vector<std::string>& known_metrics();
+
+}  // namespace mbs

@@ -1,0 +1,36 @@
+// Exact motion of a simple pendulum released from rest (any amplitude below pi), in Jacobi
+// elliptic functions:  theta(t) = 2 asin( k sn(K(k) - w0 t, k) ),  k = sin(theta0 / 2),
+// w0 = sqrt(g / L), period T = 4 K(k) / w0.  theta is measured from the downward vertical.
+#pragma once
+
+#include <Eigen/Dense>
+
+#include "core/model.hpp"
+#include "problem/problem.hpp"
+
+namespace mbs {
+
+// Jacobi elliptic functions sn, cn, dn of argument u and modulus k (0 <= k < 1), by the
+// arithmetic-geometric mean (Abramowitz & Stegun 16.4), accurate to a few ulps.
+void jacobi_sn_cn_dn(double u, double k, double& sn, double& cn, double& dn);
+
+class SimplePendulumExact {
+ public:
+  // length (m), gravity magnitude (m/s^2), initial angle from the downward vertical (rad).
+  SimplePendulumExact(double length, double g, double theta0);
+  // From a problem's reference section: pivot, point, gravity and initial position from the model.
+  static SimplePendulumExact from_problem(const Problem& problem);
+
+  double period() const;                  // s
+  double theta(double t) const;           // rad
+  double theta_dot(double t) const;       // rad/s
+  // Position of the mass in the model's local frame (needs from_problem).
+  Eigen::VectorXd position(double t) const;
+  Eigen::VectorXd velocity(double t) const;
+
+ private:
+  double L_, g_, theta0_, k_, K_, w0_;
+  Eigen::VectorXd pivot_, down_, side_;  // local frame: pivot, unit downward, unit towards release side
+};
+
+}  // namespace mbs
