@@ -26,18 +26,22 @@ class Rk4 {
   explicit Rk4(Ode& ode) : ode_(ode), k1_(ode.size()), k2_(ode.size()), k3_(ode.size()), k4_(ode.size()), tmp_(ode.size()) {}
 
   void step(double t, double h, State& y, RunStats& stats) {
-    ode_.rhs(t, y, k1_);
-    tmp_ = y + (0.5 * h) * k1_;
-    ode_.rhs(t + 0.5 * h, tmp_, k2_);
-    tmp_ = y + (0.5 * h) * k2_;
-    ode_.rhs(t + 0.5 * h, tmp_, k3_);
-    tmp_ = y + h * k3_;
-    ode_.rhs(t + h, tmp_, k4_);
-    y += (h / 6.0) * (k1_ + 2.0 * k2_ + 2.0 * k3_ + k4_);
+    step(t, h, y, k1_, k2_, k3_, k4_, tmp_);
     stats.rhs_evals += 4;
   }
 
  private:
+  void step(double t, double h, State& y, State& k1, State& k2, State& k3, State& k4, State& tmp) {
+    ode_.rhs(t, y, k1);
+    tmp = y + (0.5 * h) * k1;
+    ode_.rhs(t + 0.5 * h, tmp, k2);
+    tmp = y + (0.5 * h) * k2;
+    ode_.rhs(t + 0.5 * h, tmp, k3);
+    tmp = y + h * k3;
+    ode_.rhs(t + h, tmp, k4);
+    y += (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4);
+  }
+
   Ode& ode_;
   State k1_, k2_, k3_, k4_, tmp_;
 };

@@ -17,6 +17,10 @@ std::string build_joint_tree(const Model& model, JointTree& tree) {
   if (model.nc() > 0 && model.dim != 2)
     return "spatial rods (spherical joints) are not yet described in joint coordinates";
 
+  if (model.dim == 2 && model.gravity.norm() > 0) {
+    tree.down = model.gravity.head<2>().normalized();
+    tree.side = Eigen::Vector2d(-tree.down[1], tree.down[0]);
+  }
   std::vector<bool> placed(np, false), rod_used(model.nc(), false);
   // Breadth-first from ground: rods with a ground end first, then rods hanging from placed points.
   std::vector<int> frontier;

@@ -2,7 +2,9 @@
 //
 // Each point is either free (its dim translations are coordinates) or hangs from ground or from an
 // earlier point by a rod; in a planar model a rod contributes one absolute angle theta, measured
-// in the plane from local axis e1 towards e2: r = r_parent + L (cos theta, sin theta).
+// in the plane from the downward direction d (along gravity; e1 without gravity) towards
+// s = d rotated by +90 degrees: r = r_parent + L (cos theta d + sin theta s). Hanging mechanisms
+// then keep theta near zero, where sin and cos are cheapest and most accurate.
 #pragma once
 
 #include <string>
@@ -23,6 +25,7 @@ struct Link {
 
 struct JointTree {
   int ndof = 0;
+  Eigen::Vector2d down = Eigen::Vector2d(1, 0), side = Eigen::Vector2d(0, 1);  // d and s, local frame
   std::vector<Link> links;  // parents before children
 };
 

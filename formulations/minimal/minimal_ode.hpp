@@ -24,66 +24,98 @@ class MinimalOde {
   using VecN = Eigen::Matrix<double, N, 1>;
 
   MinimalOde(const Model& model, const JointTree& tree)
-      : tree_(tree), n_(tree.ndof), nq_(model.nq()), dim_(model.dim), m_(model.mass_diagonal()),
-        Q_(nq_), r_(nq_), c_(nq_), R_(nq_, n_), Mbar_(n_, n_), Qbar_(n_), llt_(n_) {
-    NaturalCoordinates nat(model);
-    Q_ = nat.Q();
+      : tree_(tree), n_(tree.ndof), dim_(model.dim), m_(model.mass_diagonal()), Q_(NaturalCoordinates(model).Q()),
+        work_(model.nq(), tree.ndof), mass_llt_(tree.ndof) {
+    // With every link hanging from ground (or free), R^T M R does not depend on theta:
+    // each column of R is L du/dtheta with |du/dtheta| = 1, and distinct links touch distinct points.
+    constant_mass_ = true;
+    for (const Link& l : tree.links) constant_mass_ = constant_mass_ && (l.free || l.parent == kGround);
+    if (constant_mass_) {
+      State y0(2 * n_);
+      initial_state(model, y0);
+      kinematics(y0, work_);
+      work_.Mbar.noalias() = work_.R.transpose() * m_.asDiagonal() * work_.R;
+      mass_llt_.compute(work_.Mbar);
+      inv_mass_ = 1.0 / work_.Mbar(0, 0);
+    }
   }
 
   int size() const { return 2 * n_; }
 
   void rhs(double /*t*/, const State& y, State& dydt) {
-    kinematics(y);
-    // Generalized mass and force.
-    Mbar_.noalias() = R_.transpose() * m_.asDiagonal() * R_;
-    Qbar_.noalias() = R_.transpose() * (Q_ - m_.cwiseProduct(c_));
-    dydt.head(n_) = y.tail(n_);
-    if constexpr (N == 1) {
-      dydt[1] = Qbar_[0] / Mbar_(0, 0);
+    // Fixed sizes: the work arrays live on the stack, in registers; dynamic: preallocated members.
+    if constexpr (kFixed) {
+      Work w;
+      rhs(y, dydt, w);
     } else {
-      llt_.compute(Mbar_);
-      dydt.tail(n_) = llt_.solve(Qbar_);
+      rhs(y, dydt, work_);
     }
+  }
+
+ private:
+  static constexpr bool kFixed = N != Eigen::Dynamic && NQ != Eigen::Dynamic;
+  struct Work {
+    VecQ r, c;    // positions and convective accelerations of the points
+    MatR R;       // dq/dtheta
+    MatN Mbar;    // R^T M R
+    VecN Qbar;    // R^T (Q - M c)
+    Eigen::LLT<MatN> llt;
+    Work() = default;
+    Work(int nq, int n) : r(nq), c(nq), R(nq, n), Mbar(n, n), Qbar(n), llt(n) {}
+  };
+
+  void rhs(const State& y, State& dydt, Work& w) const {
+    kinematics(y, w);
+    w.Qbar.noalias() = w.R.transpose() * (Q_ - m_.cwiseProduct(w.c));
+    dydt.head(n_) = y.tail(n_);
+    if (constant_mass_) {  // factored once at setup
+      if constexpr (N == 1) dydt[1] = w.Qbar[0] * inv_mass_;
+      else dydt.tail(n_) = mass_llt_.solve(w.Qbar);
+      return;
+    }
+    w.Mbar.noalias() = w.R.transpose() * m_.asDiagonal() * w.R;
+    w.llt.compute(w.Mbar);
+    dydt.tail(n_) = w.llt.solve(w.Qbar);
   }
 
   // Positions r, velocity Jacobian R and convective accelerations c for the state y.
-  void kinematics(const State& y) {
-    R_.setZero();
+  EIGEN_STRONG_INLINE void kinematics(const State& y, Work& w) const {
+    w.R.setZero();
     for (const Link& l : tree_.links) {
       const int off = dim_ * l.point;
       if (l.free) {
-        r_.segment(off, dim_) = y.segment(l.dof, dim_);
-        R_.block(off, l.dof, dim_, dim_).setIdentity();
-        c_.segment(off, dim_).setZero();
+        w.r.segment(off, dim_) = y.segment(l.dof, dim_);
+        w.R.block(off, l.dof, dim_, dim_).setIdentity();
+        w.c.segment(off, dim_).setZero();
         continue;
       }
-      const double th = y[l.dof], w = y[n_ + l.dof];
+      const double th = y[l.dof], om = y[n_ + l.dof];
       const double co = std::cos(th), si = std::sin(th);
-      if (l.parent == kGround) {
-        r_[off] = l.anchor[0] + l.length * co;
-        r_[off + 1] = l.anchor[1] + l.length * si;
-        c_[off] = -l.length * w * w * co;
-        c_[off + 1] = -l.length * w * w * si;
-      } else {
+      double rx = l.anchor[0], ry = l.anchor[1], cx = 0.0, cy = 0.0;
+      if (l.parent != kGround) {
         const int po = dim_ * l.parent;
-        R_.row(off) = R_.row(po);
-        R_.row(off + 1) = R_.row(po + 1);
-        r_[off] = r_[po] + l.length * co;
-        r_[off + 1] = r_[po + 1] + l.length * si;
-        c_[off] = c_[po] - l.length * w * w * co;
-        c_[off + 1] = c_[po + 1] - l.length * w * w * si;
+        w.R.row(off) = w.R.row(po);
+        w.R.row(off + 1) = w.R.row(po + 1);
+        rx = w.r[po], ry = w.r[po + 1], cx = w.c[po], cy = w.c[po + 1];
       }
-      R_(off, l.dof) += -l.length * si;
-      R_(off + 1, l.dof) += l.length * co;
+      const Eigen::Vector2d u = co * tree_.down + si * tree_.side;    // unit vector along the rod
+      const Eigen::Vector2d ut = -si * tree_.down + co * tree_.side;  // du/dtheta
+      w.r[off] = rx + l.length * u[0];
+      w.r[off + 1] = ry + l.length * u[1];
+      w.c[off] = cx - l.length * om * om * u[0];
+      w.c[off + 1] = cy - l.length * om * om * u[1];
+      w.R(off, l.dof) += l.length * ut[0];
+      w.R(off + 1, l.dof) += l.length * ut[1];
     }
   }
 
+ public:
   // The model's natural coordinates for state y.
   template <typename VQ>
   void model_state(const State& y, VQ& q, VQ& v) {
-    kinematics(y);
-    q = r_;
-    v.noalias() = R_ * y.tail(n_);
+    kinematics(y, work_);
+    q = work_.r;
+    v.noalias() = work_.R * y.tail(n_);
   }
 
   // Joint coordinates of the model's initial state (assumed consistent: the loader checks it).
@@ -102,20 +134,19 @@ class MinimalOde {
         d -= model.points[l.parent].r0.head<2>();
         dv -= model.points[l.parent].v0.head<2>();
       }
-      y[l.dof] = std::atan2(d[1], d[0]);
+      y[l.dof] = std::atan2(d.dot(tree_.side), d.dot(tree_.down));
       y[n_ + l.dof] = (d[0] * dv[1] - d[1] * dv[0]) / d.squaredNorm();
     }
   }
 
  private:
   const JointTree& tree_;
-  int n_, nq_, dim_;
-  Eigen::VectorXd m_;
-  VecQ Q_, r_, c_;
-  MatR R_;
-  MatN Mbar_;
-  VecN Qbar_;
-  Eigen::LLT<MatN> llt_;
+  int n_, dim_;
+  VecQ m_, Q_;  // mass diagonal (kg) and applied forces (N) in natural coordinates
+  Work work_;   // dynamic sizes, and the observer's model_state()
+  bool constant_mass_ = false;
+  Eigen::LLT<MatN> mass_llt_;  // R^T M R when constant
+  double inv_mass_ = 0.0;      // its inverse when N == 1
 };
 
 }  // namespace mbs::minimal

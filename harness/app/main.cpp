@@ -1,13 +1,181 @@
-#include <cstdio>
+// bench: runs every (formulation, integrator) on a problem, tunes each to its cheapest passing
+// setting, verifies, times and prints one comparison table; writes results/<problem>/.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fmt/format.h>
+#include <iostream>
+#include <set>
+#include <sstream>
+#include <spdlog/spdlog.h>
+
 #include "core/formulation.hpp"
 #include "problem/problem.hpp"
-int main(int, char** argv) {
-  auto p = mbs::load_problem(argv[1]);
-  for (auto* f : mbs::Registry::instance().all()) {
-    for (auto& in : f->integrators()) {
-      auto sim = f->create(p.model, in.name, in.name == "rk4" ? 10.0 / 276 : 1e-9);
-      auto st = sim->run(10.0, nullptr);
-      std::printf("%s/%s steps %ld\n", f->name().c_str(), in.name.c_str(), st.steps);
+#include "report/report.hpp"
+#include "run/bench_case.hpp"
+#include "run/timing.hpp"
+
+namespace fs = std::filesystem;
+using namespace mbs;
+
+namespace {
+
+constexpr int kExitOk = 0, kExitCaseFailed = 1, kExitBadInput = 2;
+
+std::vector<std::string> problem_names(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string known_formulations() {
+  std::vector<std::string> names;
+  for (const Formulation* f : Registry::instance().all())
+    for (const IntegratorInfo& i : f->integrators()) names.push_back(f->name() + "/" + i.name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+void print_list(const std::string& problems_dir) {
+  fmt::print("problems ({}):\n", problems_dir);
+  for (const std::string& n : problem_names(problems_dir)) {
+    try {
+      const Problem p = load_problem((fs::path(problems_dir) / (n + ".yaml")).string());
+      fmt::print("  {:<28} {}\n", n, p.title);
+    } catch (const ProblemError& e) {
+      fmt::print("  {:<28} (invalid: {})\n", n, e.what());
     }
   }
+  fmt::print("formulations (case = formulation/integrator):\n");
+  for (const Formulation* f : Registry::instance().all()) {
+    fmt::print("  {:<14} {}\n", f->name(), f->description());
+    for (const IntegratorInfo& i : f->integrators())
+      fmt::print("    {:<26} {} [{} from {:g} to {:g}]\n", f->name() + "/" + i.name, i.description,
+                 i.kind == SettingKind::kFixedStep ? "step" : "tol", i.loosest, i.tightest);
+  }
+}
+
+// Cases selected by --formulation: "all", or a comma list of formulation or formulation/integrator names.
+std::vector<std::pair<const Formulation*, IntegratorInfo>> select_cases(const std::string& spec) {
+  std::vector<std::pair<const Formulation*, IntegratorInfo>> cases;
+  std::set<std::string> wanted;
+  std::stringstream ss(spec);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) wanted.insert(item);
+  std::set<std::string> matched;
+  for (const Formulation* f : Registry::instance().all())
+    for (const IntegratorInfo& i : f->integrators()) {
+      const std::string c = f->name() + "/" + i.name;
+      if (wanted.count("all") || wanted.count(f->name()) || wanted.count(c)) {
+        cases.emplace_back(f, i);
+        matched.insert(wanted.count(c) ? c : f->name());
+      }
+    }
+  for (const std::string& w : wanted)
+    if (w != "all" && !matched.count(w))
+      throw std::invalid_argument(fmt::format("unknown formulation '{}'; known: {}", w, known_formulations()));
+  return cases;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"mbsbench: which multibody formulation reaches the required accuracy in the least CPU time?"};
+  std::string problem_arg, formulation_arg = "all", problems_dir = MBS_SOURCE_DIR "/problems", results_dir = "results";
+  bool list = false, verbose = false, no_write = false;
+  double min_time = 0.3;
+  std::optional<double> step, tol;
+  app.add_option("-p,--problem", problem_arg,
+                 "problem name from the problems folder, 'all', or a path to a problem YAML file");
+  app.add_option("-f,--formulation", formulation_arg,
+                 "'all' (default), or a comma list of formulations or formulation/integrator cases");
+  app.add_flag("-l,--list", list, "list problems, formulations and their integrators, then exit");
+  app.add_option("--step", step, "run fixed-step cases at this step (s) instead of tuning it")->check(CLI::PositiveNumber);
+  app.add_option("--tol", tol, "run adaptive cases at this tolerance instead of tuning it")->check(CLI::PositiveNumber);
+  app.add_option("--min-time", min_time, "CPU seconds spent timing each case (default 0.3)")->check(CLI::PositiveNumber);
+  app.add_option("--problems-dir", problems_dir, "folder of problem files (default: the source tree's problems/)");
+  app.add_option("--results", results_dir, "folder the results are written to (default: ./results)");
+  app.add_flag("--no-write", no_write, "print the table only, write no results");
+  app.add_flag("-v,--verbose", verbose, "log progress and every tuner trial");
+  CLI11_PARSE(app, argc, argv);
+
+  spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
+  spdlog::set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
+  if (list) {
+    print_list(problems_dir);
+    return kExitOk;
+  }
+  if (problem_arg.empty()) {
+    std::cerr << "bench: --problem is required (see --list for the known problems)\n";
+    return kExitBadInput;
+  }
+
+  // Problems to run, all loaded (and so validated) before anything runs.
+  std::vector<Problem> problems;
+  std::vector<std::pair<const Formulation*, IntegratorInfo>> cases;
+  try {
+    std::vector<std::string> files;
+    if (problem_arg == "all") {
+      for (const std::string& n : problem_names(problems_dir)) files.push_back((fs::path(problems_dir) / (n + ".yaml")).string());
+    } else if (problem_arg.find('/') != std::string::npos || fs::path(problem_arg).extension() == ".yaml") {
+      files.push_back(problem_arg);
+    } else {
+      const fs::path f = fs::path(problems_dir) / (problem_arg + ".yaml");
+      if (!fs::exists(f))
+        throw std::invalid_argument(fmt::format("unknown problem '{}'; known: {}", problem_arg,
+                                                fmt::join(problem_names(problems_dir), ", ")));
+      files.push_back(f.string());
+    }
+    for (const std::string& f : files) problems.push_back(load_problem(f));
+    cases = select_cases(formulation_arg);
+  } catch (const std::exception& e) {
+    std::cerr << "bench: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+
+  CaseOptions options;
+  options.step = step;
+  options.tolerance = tol;
+  options.min_time_s = min_time;
+
+  int exit_code = kExitOk;
+  for (const Problem& problem : problems) {
+    BenchReport report;
+    report.problem = &problem;
+    report.created = utc_now();
+    report.build = fmt::format("{} {}, Eigen {}.{}.{}", MBS_COMPILER, MBS_BUILD_TYPE, EIGEN_WORLD_VERSION,
+                               EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION);
+    report.kernel = time_calls([] { calibration_kernel(); }, min_time);
+    spdlog::info("{}: calibration kernel {:.3f} us", problem.name, report.kernel.median_s * 1e6);
+    for (const auto& [f, info] : cases) {
+      spdlog::info("{}: {}/{} ...", problem.name, f->name(), info.name);
+      report.rows.push_back(run_case(problem, *f, info, options));
+      const CaseResult& r = report.rows.back();
+      spdlog::info("{}: {} -> {} {}", problem.name, r.case_name(), r.status, r.message);
+      if (r.status == "fail" || r.status == "error") exit_code = kExitCaseFailed;
+    }
+    rank_cases(report.rows, report.kernel.median_s);
+    fmt::print("{}\n", format_table(report));
+    if (!no_write) {
+      try {
+        write_results(report, results_dir);
+        fmt::print("results written to {}/{}/\n\n", results_dir, problem.name);
+      } catch (const std::exception& e) {
+        std::cerr << "bench: " << e.what() << "\n";
+        exit_code = kExitCaseFailed;
+      }
+    }
+  }
+  return exit_code;
 }

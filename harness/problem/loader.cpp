@@ -234,10 +234,15 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
     read_joints(rd, frame, root, model);
 
     const YAML::Node run = rd.required(root, "run", "the problem");
-    rd.expect_map(run, "run", {"end_time", "output_interval"});
+    rd.expect_map(run, "run", {"end_time", "output_interval", "history_point"});
     p.run.end_time = rd.positive(rd.required(run, "end_time", "run"), "run.end_time");
     p.run.output_interval = run["output_interval"] ? rd.positive(run["output_interval"], "run.output_interval")
                                                    : p.run.end_time / 1000.0;
+    if (const YAML::Node hp = run["history_point"]) {
+      const std::string point = rd.text(hp, "run.history_point");
+      p.history_point = model.find_point(point);
+      if (p.history_point == kNoPoint) rd.fail(hp, fmt::format("run.history_point names body '{}', which is not defined", point));
+    }
 
     const YAML::Node score = rd.required(root, "score", "the problem");
     rd.expect_map(score, "score", {"rule", "objective"});

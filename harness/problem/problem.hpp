@@ -44,6 +44,7 @@ struct Problem {
   Rule rule;
   std::string objective;  // "cpu_time"
   std::optional<ReferenceSpec> reference;
+  int history_point = 0;  // point whose x, y the time histories record (run.history_point)
 };
 
 // Loads and validates a problem file. Throws ProblemError.

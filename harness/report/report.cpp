@@ -1,0 +1,232 @@
+#include "report/report.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <stdexcept>
+#include <unistd.h>
+
+#include "report/json_writer.hpp"
+
+namespace mbs {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string num(double x, const char* f = "{:.3e}") { return std::isfinite(x) ? fmt::format(fmt::runtime(f), x) : "-"; }
+
+std::string setting_cell(const CaseResult& r) {
+  if (!r.setting) return "-";
+  return r.setting_kind == "step" ? fmt::format("h={:.4g}", *r.setting) : fmt::format("tol={:.2g}", *r.setting);
+}
+
+std::string time_cell(double s) {
+  if (!std::isfinite(s)) return "-";
+  if (s < 1e-3) return fmt::format("{:.2f} us", s * 1e6);
+  if (s < 1.0) return fmt::format("{:.3f} ms", s * 1e3);
+  return fmt::format("{:.3f} s", s);
+}
+
+struct Column {
+  std::string head;
+  bool left;
+};
+
+}  // namespace
+
+std::string format_table(const BenchReport& report) {
+  const Problem& p = *report.problem;
+  const std::vector<Column> cols{{"case", true},          {"setting", true},          {"steps", false},
+                                 {"max drift J", false},  {"max |Phi| m", false},     {"max |Phi_q v| m/s", false},
+                                 {"pos err m", false},    {"cpu median", false},      {"cpu min", false},
+                                 {"norm", false},         {"status", true},           {"vs fastest", false}};
+  std::vector<std::vector<std::string>> cells;
+  for (const CaseResult& r : report.rows) {
+    const bool ran = r.score.completed;
+    cells.push_back({r.case_name(), setting_cell(r), ran ? std::to_string(r.score.stats.steps) : "-",
+                     ran ? num(r.score.max_energy_drift) : "-", ran ? num(r.score.max_position_violation) : "-",
+                     ran ? num(r.score.max_velocity_violation) : "-", ran ? num(r.score.final_position_error) : "-",
+                     r.timing ? time_cell(r.timing->median_s) : "-", r.timing ? time_cell(r.timing->min_s) : "-",
+                     num(r.normalized_time, "{:.2f}"), r.status, num(r.relative_to_fastest, "{:.2f}x")});
+  }
+  std::vector<size_t> width(cols.size());
+  for (size_t c = 0; c < cols.size(); ++c) {
+    width[c] = cols[c].head.size();
+    for (const auto& row : cells) width[c] = std::max(width[c], row[c].size());
+  }
+  std::string out = fmt::format("{} — {}\n", p.name, p.title);
+  out += fmt::format("rule: {} < {:g} (checked at every step); objective: {}; t_end = {:g} s\n", p.rule.metric,
+                     p.rule.below, p.objective, p.run.end_time);
+  out += fmt::format("calibration kernel (RK4, 276 steps): {} median; norm = cpu median / kernel median\n\n",
+                     time_cell(report.kernel.median_s));
+  auto line = [&](const std::vector<std::string>& row) {
+    std::string s;
+    for (size_t c = 0; c < cols.size(); ++c) {
+      s += cols[c].left ? fmt::format("{:<{}}", row[c], width[c]) : fmt::format("{:>{}}", row[c], width[c]);
+      s += c + 1 < cols.size() ? "  " : "\n";
+    }
+    return s;
+  };
+  std::vector<std::string> head;
+  for (const auto& c : cols) head.push_back(c.head);
+  out += line(head);
+  size_t total = 0;
+  for (size_t w : width) total += w + 2;
+  out += std::string(total - 2, '-') + "\n";
+  for (const auto& row : cells) out += line(row);
+  bool any = false;
+  for (const CaseResult& r : report.rows) {
+    if (r.message.empty()) continue;
+    if (!any) out += "\n";
+    any = true;
+    out += fmt::format("  {}: {}\n", r.case_name(), r.message);
+  }
+  return out;
+}
+
+std::string to_json(const BenchReport& report) {
+  const Problem& p = *report.problem;
+  JsonWriter j;
+  j.begin_object();
+  j.field("problem", p.name).field("title", p.title).field("problem_file", p.file);
+  j.key("rule").begin_object().field("metric", p.rule.metric).field("below", p.rule.below).end_object();
+  j.field("objective", p.objective).field("end_time_s", p.run.end_time);
+  j.field("created", report.created).field("build", report.build);
+  j.key("calibration").begin_object()
+      .field("kernel", "fixed-size RK4 on theta'' = -(g/L) sin(theta), 276 steps over 10 s")
+      .field("cpu_time_median_s", report.kernel.median_s)
+      .field("cpu_time_min_s", report.kernel.min_s)
+      .end_object();
+  j.key("rows").begin_array();
+  for (const CaseResult& r : report.rows) {
+    j.begin_object();
+    j.field("formulation", r.formulation).field("integrator", r.integrator);
+    j.key("setting");
+    r.setting ? j.value(*r.setting) : j.null();
+    j.field("setting_kind", r.setting_kind).field("tuned", r.tuned).field("tuner_trials", r.trials);
+    j.field("status", r.status);
+    const bool ran = r.score.completed;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    j.field("max_energy_drift", ran ? r.score.max_energy_drift : nan);
+    j.field("max_position_violation", ran ? r.score.max_position_violation : nan);
+    j.field("max_velocity_violation", ran ? r.score.max_velocity_violation : nan);
+    j.field("final_position_error", ran ? r.score.final_position_error : nan);
+    j.field("steps", ran ? r.score.stats.steps : 0L);
+    j.field("rhs_evals", r.score.stats.rhs_evals).field("jacobian_evals", r.score.stats.jacobian_evals);
+    j.field("newton_iterations", r.score.stats.newton_iterations).field("failures", r.score.stats.failures);
+    j.field("cpu_time_median_s", r.timing ? r.timing->median_s : nan);
+    j.field("cpu_time_min_s", r.timing ? r.timing->min_s : nan);
+    j.field("timing_samples", r.timing ? r.timing->samples : 0);
+    j.field("normalized_time", r.normalized_time);
+    j.field("relative_to_fastest", r.relative_to_fastest);
+    j.field("history_file", r.history.empty() ? std::string() : "histories/" + history_file_name(r));
+    j.field("message", r.message);
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
+  return j.str() + "\n";
+}
+
+std::string to_csv(const BenchReport& report) {
+  std::string out =
+      "formulation,integrator,setting_kind,setting,status,steps,max_energy_drift,max_position_violation,"
+      "max_velocity_violation,final_position_error,cpu_time_median_s,cpu_time_min_s,normalized_time,"
+      "relative_to_fastest,message\n";
+  auto f = [](double x) { return std::isfinite(x) ? fmt::format("{:.9g}", x) : std::string(); };
+  for (const CaseResult& r : report.rows) {
+    std::string msg = r.message;
+    for (char& c : msg)
+      if (c == '"') c = '\'';
+    const bool ran = r.score.completed;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\"\n", r.formulation, r.integrator,
+                       r.setting_kind, r.setting ? f(*r.setting) : "", r.status, ran ? r.score.stats.steps : 0,
+                       f(ran ? r.score.max_energy_drift : nan), f(ran ? r.score.max_position_violation : nan),
+                       f(ran ? r.score.max_velocity_violation : nan), f(ran ? r.score.final_position_error : nan),
+                       f(r.timing ? r.timing->median_s : nan), f(r.timing ? r.timing->min_s : nan),
+                       f(r.normalized_time), f(r.relative_to_fastest), msg);
+  }
+  return out;
+}
+
+std::string to_markdown(const BenchReport& report) {
+  const Problem& p = *report.problem;
+  std::string out = fmt::format("# {} — {}\n\n", p.name, p.title);
+  out += fmt::format("Rule: `{} < {:g}` at every step; objective: {}; end time {:g} s. Created {} ({}).\n\n",
+                     p.rule.metric, p.rule.below, p.objective, p.run.end_time, report.created, report.build);
+  out += fmt::format("Calibration kernel (fixed-size RK4, 276 steps): {:.3g} us median.\n\n", report.kernel.median_s * 1e6);
+  out += "| case | setting | steps | max drift (J) | max \\|Phi\\| (m) | max \\|Phi_q v\\| (m/s) | pos. error (m) | "
+         "CPU median | CPU min | normalized | status | vs fastest |\n";
+  out += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n";
+  for (const CaseResult& r : report.rows) {
+    const bool ran = r.score.completed;
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.case_name(), setting_cell(r),
+                       ran ? std::to_string(r.score.stats.steps) : "-", ran ? num(r.score.max_energy_drift) : "-",
+                       ran ? num(r.score.max_position_violation) : "-", ran ? num(r.score.max_velocity_violation) : "-",
+                       ran ? num(r.score.final_position_error) : "-", r.timing ? time_cell(r.timing->median_s) : "-",
+                       r.timing ? time_cell(r.timing->min_s) : "-", num(r.normalized_time, "{:.2f}"), r.status,
+                       num(r.relative_to_fastest, "{:.2f}x"));
+  }
+  bool any = false;
+  for (const CaseResult& r : report.rows) {
+    if (r.message.empty()) continue;
+    if (!any) out += "\nNotes:\n\n";
+    any = true;
+    out += fmt::format("- `{}`: {}\n", r.case_name(), r.message);
+  }
+  return out;
+}
+
+std::string history_file_name(const CaseResult& row) { return row.formulation + "__" + row.integrator + ".txt"; }
+
+std::string history_text(const BenchReport& report, const CaseResult& row) {
+  const Problem& p = *report.problem;
+  std::string out = fmt::format(
+      "# {} {} {}\n# columns: t (s), x (m), y (m) of {}, E(t)-E(0) (J), |Phi| (m), |Phi_q v| (m/s)\n"
+      "# rows: the first step at or after each multiple of {:g} s, and the last step (no interpolation)\n",
+      p.name, row.case_name(), row.setting ? fmt::format("{} {:.6g}", row.setting_kind, *row.setting) : "",
+      p.model.points[p.history_point].name, p.run.output_interval);
+  for (const HistoryRow& h : row.history)
+    out += fmt::format("{:.9f} {: .12e} {: .12e} {: .6e} {:.6e} {:.6e}\n", h[0], h[1], h[2], h[3], h[4], h[5]);
+  return out;
+}
+
+namespace {
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.flush();
+  if (!out) throw std::runtime_error(fmt::format("cannot write {}", path.string()));
+}
+}  // namespace
+
+void write_results(const BenchReport& report, const std::string& results_root) {
+  const fs::path root(results_root);
+  const std::string name = report.problem->name;
+  const fs::path final_dir = root / name;
+  const fs::path staging = root / fmt::format(".{}.staging.{}", name, ::getpid());
+  const fs::path old = root / fmt::format(".{}.old.{}", name, ::getpid());
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  fs::remove_all(staging, ec);
+  try {
+    fs::create_directories(staging / "histories");
+    write_file(staging / "summary.json", to_json(report));
+    write_file(staging / "summary.csv", to_csv(report));
+    write_file(staging / "summary.md", to_markdown(report));
+    for (const CaseResult& r : report.rows)
+      if (!r.history.empty()) write_file(staging / "histories" / history_file_name(r), history_text(report, r));
+    // Swap in: the previous results stay whole until the new ones are complete.
+    if (fs::exists(final_dir)) fs::rename(final_dir, old);
+    fs::rename(staging, final_dir);
+    fs::remove_all(old, ec);
+  } catch (const std::exception& e) {
+    fs::remove_all(staging, ec);
+    if (!fs::exists(final_dir) && fs::exists(old)) fs::rename(old, final_dir, ec);
+    throw std::runtime_error(fmt::format("writing results for {} failed: {}", name, e.what()));
+  }
+}
+
+}  // namespace mbs

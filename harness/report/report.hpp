@@ -1,0 +1,34 @@
+// The outputs of one problem's benchmark: terminal table, summary.{json,md,csv}, time histories.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "problem/problem.hpp"
+#include "run/bench_case.hpp"
+#include "run/timing.hpp"
+
+namespace mbs {
+
+struct BenchReport {
+  const Problem* problem = nullptr;
+  std::vector<CaseResult> rows;
+  Timing kernel;           // the calibration kernel, timed in the same process
+  std::string created;     // UTC time stamp, ISO 8601
+  std::string build;       // compiler and build type
+};
+
+std::string format_table(const BenchReport& report);
+std::string to_json(const BenchReport& report);
+std::string to_csv(const BenchReport& report);
+std::string to_markdown(const BenchReport& report);
+// The spec's six columns: t, x, y, E - E0, |Phi|, |Phi_q v|.
+std::string history_text(const BenchReport& report, const CaseResult& row);
+// File name of a row's history: "<formulation>__<integrator>.txt".
+std::string history_file_name(const CaseResult& row);
+
+// Writes results_root/<problem>/ whole or not at all: everything is written into a staging folder
+// that then replaces the previous one by rename. Throws std::runtime_error on I/O failure.
+void write_results(const BenchReport& report, const std::string& results_root);
+
+}  // namespace mbs

@@ -1,0 +1,105 @@
+#include "run/bench_case.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace mbs {
+
+namespace {
+std::string setting_text(SettingKind kind, double s) {
+  return kind == SettingKind::kFixedStep ? fmt::format("h = {:.4g} s", s) : fmt::format("tol = {:.3g}", s);
+}
+}  // namespace
+
+CaseResult run_case(const Problem& problem, const Formulation& formulation, const IntegratorInfo& info,
+                    const CaseOptions& options) {
+  CaseResult row;
+  row.formulation = formulation.name();
+  row.integrator = info.name;
+  row.setting_kind = info.kind == SettingKind::kFixedStep ? "step" : "tol";
+  if (std::string why = formulation.unsupported_reason(problem.model); !why.empty()) {
+    row.status = "unsupported";
+    row.message = why;
+    return row;
+  }
+
+  // 1. The setting: given, or tuned.
+  const std::optional<double> given = info.kind == SettingKind::kFixedStep ? options.step : options.tolerance;
+  std::string note;
+  if (given) {
+    row.setting = info.kind == SettingKind::kFixedStep
+                      ? problem.run.end_time / std::ceil(problem.run.end_time / *given - 1e-9)
+                      : *given;
+  } else {
+    const TuneResult tr = tune(problem, formulation, info, options.tuner);
+    row.trials = static_cast<int>(tr.trials.size());
+    row.tuned = true;
+    spdlog::debug("{}: {} trials", row.case_name(), tr.trials.size());
+    for (const Trial& t : tr.trials)
+      spdlog::debug("  {} -> {} drift {:.3e} steps {}{}", setting_text(info.kind, t.setting),
+                    t.pass ? "pass" : "fail", t.score.max_energy_drift, t.score.stats.steps,
+                    t.score.completed ? "" : " error: " + t.score.error);
+    if (tr.chosen) {
+      row.setting = *tr.chosen;
+    } else if (const Trial* best = tr.best()) {
+      row.setting = best->setting;
+      note = fmt::format("no setting from {} to {} passed robustly; best {} = {:.3g} at {}",
+                         setting_text(info.kind, info.loosest), setting_text(info.kind, info.tightest),
+                         problem.rule.metric, best->score.metric(problem.rule.metric),
+                         setting_text(info.kind, best->setting));
+    } else {
+      row.status = "error";
+      row.message = fmt::format("every setting failed; first error: {}",
+                                tr.trials.empty() ? "no trial" : tr.trials.front().score.error);
+      return row;
+    }
+  }
+
+  // 2. Verification run at that setting, recording the time history.
+  ScoringObserver observer(problem, true);
+  std::unique_ptr<Simulator> sim;
+  try {
+    sim = formulation.create(problem.model, info.name, *row.setting);
+  } catch (const SolverError& e) {
+    row.status = "error";
+    row.message = e.what();
+    return row;
+  }
+  row.score = score_run(problem, *sim, observer);
+  row.history = observer.history();
+  if (!row.score.completed) {
+    row.status = "error";
+    row.message = row.score.error;
+    return row;
+  }
+  const bool ok = passes(problem, row.score);
+  row.status = ok ? "pass" : "fail";
+  if (!note.empty()) row.message = note;
+  else if (!ok)
+    row.message = fmt::format("{} = {:.3g} is not below {:.3g}", problem.rule.metric,
+                              row.score.metric(problem.rule.metric), problem.rule.below);
+
+  // 3. Timing: the whole simulation, integrator initialisation included, setup excluded.
+  try {
+    const double t_end = problem.run.end_time;
+    row.timing = time_calls([&] { sim->run(t_end, nullptr); }, options.min_time_s);
+  } catch (const SolverError& e) {
+    row.status = "error";
+    row.message = fmt::format("failed while timing: {}", e.what());
+  }
+  return row;
+}
+
+void rank_cases(std::vector<CaseResult>& rows, double kernel_median_s) {
+  double fastest = std::numeric_limits<double>::infinity();
+  for (auto& r : rows) {
+    if (!r.timing) continue;
+    r.normalized_time = r.timing->median_s / kernel_median_s;
+    if (r.status == "pass") fastest = std::min(fastest, r.timing->median_s);
+  }
+  for (auto& r : rows)
+    if (r.timing && r.status == "pass") r.relative_to_fastest = r.timing->median_s / fastest;
+}
+
+}  // namespace mbs

@@ -1,0 +1,46 @@
+// One row of the comparison table: tune, verify and time one (formulation, integrator) on a problem.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/formulation.hpp"
+#include "problem/problem.hpp"
+#include "run/scoring.hpp"
+#include "run/timing.hpp"
+#include "run/tuner.hpp"
+
+namespace mbs {
+
+struct CaseOptions {
+  std::optional<double> step;       // use this fixed step instead of tuning (fixed-step rows)
+  std::optional<double> tolerance;  // use this tolerance instead of tuning (adaptive rows)
+  double min_time_s = 0.3;          // CPU time spent timing each row
+  TunerOptions tuner;
+};
+
+struct CaseResult {
+  std::string formulation;
+  std::string integrator;
+  std::string setting_kind;  // "step" (s) or "tol"
+  std::string status;        // "pass", "fail", "error" or "unsupported"
+  std::optional<double> setting;
+  bool tuned = false;        // setting found by the tuner (else given on the command line)
+  Score score;
+  std::optional<Timing> timing;
+  double normalized_time = std::numeric_limits<double>::quiet_NaN();    // cpu median / kernel median
+  double relative_to_fastest = std::numeric_limits<double>::quiet_NaN();  // among passing rows
+  std::string message;
+  std::vector<HistoryRow> history;
+  int trials = 0;            // settings the tuner ran
+  std::string case_name() const { return formulation + "/" + integrator; }
+};
+
+CaseResult run_case(const Problem& problem, const Formulation& formulation, const IntegratorInfo& info,
+                    const CaseOptions& options);
+
+// Fills normalized_time (against the kernel's median) and relative_to_fastest for passing rows.
+void rank_cases(std::vector<CaseResult>& rows, double kernel_median_s);
+
+}  // namespace mbs

@@ -1,0 +1,89 @@
+#include "run/scoring.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+
+namespace mbs {
+
+double Score::metric(const std::string& name) const {
+  if (name == "max_energy_drift") return max_energy_drift;
+  if (name == "max_position_violation") return max_position_violation;
+  if (name == "max_velocity_violation") return max_velocity_violation;
+  if (name == "final_position_error") return final_position_error;
+  throw std::invalid_argument("unknown metric " + name);
+}
+
+bool passes(const Problem& problem, const Score& score) {
+  if (!score.completed) return false;
+  const double value = score.metric(problem.rule.metric);
+  return std::isfinite(value) && value < problem.rule.below;
+}
+
+ScoringObserver::ScoringObserver(const Problem& problem, bool record_history)
+    : problem_(problem), nat_(problem.model), record_(record_history), phi_(nat_.nc()), phi_v_(nat_.nc()),
+      q_last_(nat_.nq()) {
+  if (problem.reference) exact_ = SimplePendulumExact::from_problem(problem);
+  history_point_ = problem.history_point;
+  if (record_) history_.reserve(static_cast<size_t>(problem.run.end_time / problem.run.output_interval) + 16);
+}
+
+void ScoringObserver::reset() {
+  first_ = true;
+  max_drift_ = max_phi_ = max_phi_v_ = 0.0;
+  history_.clear();
+  next_output_ = 0.0;
+}
+
+void ScoringObserver::on_step(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
+  const double e = nat_.energy(q, v);
+  if (first_) e0_ = e;  // the benchmark's reference: the initial mechanical energy
+  nat_.Phi(q, phi_);
+  nat_.Phi_q_times(q, v, phi_v_);
+  const double drift = e - e0_;
+  const double phi = nat_.nc() ? phi_.norm() : 0.0, phi_v = nat_.nc() ? phi_v_.norm() : 0.0;
+  // A NaN must poison the maxima (std::max would drop it).
+  auto upd = [](double& m, double x) { m = (std::isnan(x) || x > m) ? x : m; };
+  upd(max_drift_, std::abs(drift));
+  upd(max_phi_, phi);
+  upd(max_phi_v_, phi_v);
+  t_last_ = t;
+  q_last_ = q;
+  if (record_ && (first_ || t >= next_output_ - 1e-12 * problem_.run.end_time ||
+                  t >= problem_.run.end_time * (1 - 1e-14))) {
+    const Eigen::Vector3d w = problem_.model.to_world(q.segment(problem_.model.dim * history_point_, problem_.model.dim));
+    history_.push_back({t, w.x(), w.y(), drift, phi, phi_v});
+    while (next_output_ <= t + 1e-12 * problem_.run.end_time) next_output_ += problem_.run.output_interval;
+  }
+  first_ = false;
+}
+
+void ScoringObserver::finish(Score& score) const {
+  score.max_energy_drift = max_drift_;
+  score.max_position_violation = max_phi_;
+  score.max_velocity_violation = max_phi_v_;
+  score.final_time = t_last_;
+  if (exact_ && !first_) {
+    const int d = problem_.model.dim, p = problem_.reference->point;
+    score.final_position_error = (q_last_.segment(d * p, d) - exact_->position(t_last_)).norm();
+  }
+}
+
+Score score_run(const Problem& problem, Simulator& sim, ScoringObserver& observer) {
+  Score score;
+  observer.reset();
+  try {
+    score.stats = sim.run(problem.run.end_time, &observer);
+    score.completed = true;
+  } catch (const SolverError& e) {
+    score.error = e.what();
+    score.stats = sim.stats();
+  }
+  observer.finish(score);
+  if (score.completed && !std::isfinite(score.max_energy_drift)) {
+    score.completed = false;
+    score.error = fmt::format("non-finite state (energy drift {})", score.max_energy_drift);
+  }
+  return score;
+}
+
+}  // namespace mbs

@@ -1,0 +1,68 @@
+// Scores a run the same way for every formulation: energy, constraint violations and the
+// position error, all computed from the model's natural coordinates that the simulator reports.
+#pragma once
+
+#include <array>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/formulation.hpp"
+#include "core/natural_coordinates.hpp"
+#include "problem/problem.hpp"
+#include "reference/simple_pendulum.hpp"
+
+namespace mbs {
+
+// One row of a time history, the spec's six columns:
+// t (s), x and y of the history point (m, world), E(t) - E(0) (J), |Phi| (m), |Phi_q v| (m/s).
+using HistoryRow = std::array<double, 6>;
+
+// The figures of one completed or failed run.
+struct Score {
+  bool completed = false;
+  std::string error;                     // SolverError text when !completed
+  RunStats stats;
+  double max_energy_drift = std::numeric_limits<double>::quiet_NaN();        // J, every step
+  double max_position_violation = std::numeric_limits<double>::quiet_NaN();  // m, max_t |Phi|
+  double max_velocity_violation = std::numeric_limits<double>::quiet_NaN();  // m/s, max_t |Phi_q v|
+  double final_position_error = std::numeric_limits<double>::quiet_NaN();    // m, vs reference at t_end
+  double final_time = 0.0;                                                   // s, last reported time
+
+  // The value of a rule metric by name (known_metrics()).
+  double metric(const std::string& name) const;
+};
+
+// True when the score satisfies the problem's rule (a failed run never does).
+bool passes(const Problem& problem, const Score& score);
+
+// Observer computing the score; optionally records a decimated time history.
+class ScoringObserver final : public StepObserver {
+ public:
+  explicit ScoringObserver(const Problem& problem, bool record_history);
+  void reset();
+  void on_step(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) override;
+  // Completes the score after the run (final position error against the reference).
+  void finish(Score& score) const;
+  const std::vector<HistoryRow>& history() const { return history_; }
+  const Eigen::VectorXd& final_q() const { return q_last_; }  // natural coordinates at the last step
+
+ private:
+  const Problem& problem_;
+  NaturalCoordinates nat_;
+  std::optional<SimplePendulumExact> exact_;
+  int history_point_;
+  bool record_;
+  double e0_ = 0.0, next_output_ = 0.0, t_last_ = 0.0;
+  bool first_ = true;
+  double max_drift_ = 0.0, max_phi_ = 0.0, max_phi_v_ = 0.0;
+  Eigen::VectorXd phi_, phi_v_, q_last_;
+  std::vector<HistoryRow> history_;
+};
+
+// Runs one simulator to the problem's end time and scores it; solver failures become a
+// non-completed score with the error text, never an exception.
+Score score_run(const Problem& problem, Simulator& sim, ScoringObserver& observer);
+
+}  // namespace mbs

@@ -1,0 +1,96 @@
+#include "run/tuner.hpp"
+
+#include <cmath>
+
+namespace mbs {
+
+const Trial* TuneResult::best() const {
+  const Trial* b = nullptr;
+  for (const Trial& t : trials) {
+    if (!t.score.completed) continue;
+    if (!b || t.score.max_energy_drift < b->score.max_energy_drift) b = &t;
+  }
+  return b;
+}
+
+std::vector<double> setting_grid(const IntegratorInfo& info, double t_end, const TunerOptions& options) {
+  std::vector<double> grid;
+  if (info.kind == SettingKind::kFixedStep) {
+    const double ratio = std::pow(2.0, 1.0 / options.per_octave);
+    long last = 0;
+    for (double n = std::ceil(t_end / info.loosest - 1e-9);; n *= ratio) {
+      const long whole = static_cast<long>(std::ceil(n - 1e-9));
+      if (whole == last) continue;
+      const double h = t_end / whole;
+      if (h < info.tightest * (1 - 1e-12) || whole > options.max_steps) break;
+      grid.push_back(h);
+      last = whole;
+    }
+  } else {
+    const double ratio = std::pow(10.0, -1.0 / options.per_octave);
+    for (double tol = info.loosest; tol >= info.tightest * (1 - 1e-9); tol *= ratio) grid.push_back(tol);
+  }
+  return grid;
+}
+
+Score run_at(const Problem& problem, const Formulation& formulation, const std::string& integrator, double setting,
+             ScoringObserver& observer) {
+  try {
+    auto sim = formulation.create(problem.model, integrator, setting);
+    return score_run(problem, *sim, observer);
+  } catch (const SolverError& e) {
+    Score s;
+    s.error = e.what();
+    return s;
+  }
+}
+
+TuneResult tune(const Problem& problem, const Formulation& formulation, const IntegratorInfo& info,
+                const TunerOptions& options) {
+  TuneResult result;
+  ScoringObserver observer(problem, false);
+  auto trial = [&](double setting) -> bool {
+    Trial t;
+    t.setting = setting;
+    t.score = run_at(problem, formulation, info.name, setting, observer);
+    t.pass = passes(problem, t.score);
+    result.trials.push_back(std::move(t));
+    return result.trials.back().pass;
+  };
+
+  // Coarse scan, loosest first: stop at the first run of confirm + 1 consecutive passes.
+  const std::vector<double> grid = setting_grid(info, problem.run.end_time, options);
+  int run_start = -1, run_length = 0;
+  for (size_t i = 0; i < grid.size(); ++i) {
+    if (trial(grid[i])) {
+      if (run_length++ == 0) run_start = static_cast<int>(i);
+      if (run_length > options.confirm) break;
+    } else {
+      run_length = 0;
+    }
+  }
+  if (run_length <= options.confirm) return result;  // never robustly passed
+
+  // Refine between the last failing coarse setting and the first passing one: accept the loosest
+  // fine setting below which every fine setting passes too.
+  double chosen = grid[run_start];
+  if (run_start > 0) {
+    const double hi = grid[run_start - 1], lo = grid[run_start];
+    std::vector<double> fine;
+    for (int k = 1; k < options.refine; ++k) {
+      const double s = lo * std::pow(hi / lo, static_cast<double>(k) / options.refine);
+      fine.push_back(info.kind == SettingKind::kFixedStep
+                         ? problem.run.end_time / std::ceil(problem.run.end_time / s - 1e-9)
+                         : s);
+    }
+    for (double s : fine) {  // tightest first
+      if (s <= chosen * (1 + 1e-12)) continue;  // rounding to whole steps gave no looser setting
+      if (!trial(s)) break;
+      chosen = s;
+    }
+  }
+  result.chosen = chosen;
+  return result;
+}
+
+}  // namespace mbs

@@ -1,0 +1,145 @@
+// One conformance suite over every registered (formulation, integrator) case, on the planar
+// pendulum's closed-form solution, plus cross-checks between formulations at tight settings.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "core/formulation.hpp"
+#include "reference/simple_pendulum.hpp"
+#include "run/crossings.hpp"
+#include "run/scoring.hpp"
+#include "run/tuner.hpp"
+
+namespace mbs {
+namespace {
+
+struct Case {
+  const Formulation* formulation;
+  IntegratorInfo info;
+  std::string name() const { return formulation->name() + "/" + info.name; }
+};
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name(); }
+
+std::vector<Case> all_cases() {
+  std::vector<Case> cases;
+  for (const Formulation* f : Registry::instance().all())
+    for (const IntegratorInfo& i : f->integrators()) cases.push_back({f, i});
+  return cases;
+}
+
+const Problem& pendulum() {
+  static const Problem p = load_problem(MBS_SOURCE_DIR "/problems/planar_pendulum.yaml");
+  return p;
+}
+
+// Records x and x_dot of the pendulum mass at every step, besides scoring.
+class XRecorder final : public StepObserver {
+ public:
+  explicit XRecorder(const Problem& p) : scoring_(p, false) { scoring_.reset(); }
+  void on_step(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) override {
+    scoring_.on_step(t, q, v);
+    samples.push_back({t, q[0], v[0]});
+  }
+  ScoringObserver scoring_;
+  std::vector<Sample> samples;
+};
+
+// Tuning is the expensive part: do it once per case for the whole suite.
+const TuneResult& tuned(const Case& c) {
+  static std::map<std::string, TuneResult> cache;
+  auto it = cache.find(c.name());
+  if (it == cache.end()) it = cache.emplace(c.name(), tune(pendulum(), *c.formulation, c.info)).first;
+  return it->second;
+}
+
+class Conformance : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Conformance, TunedSettingMeetsTheRuleAndTheExactSolution) {
+  const Case& c = GetParam();
+  const Problem& p = pendulum();
+  const TuneResult& tr = tuned(c);
+  ASSERT_TRUE(tr.chosen.has_value()) << c.name() << ": no setting passed";
+  auto sim = c.formulation->create(p.model, c.info.name, *tr.chosen);
+  XRecorder rec(p);
+  sim->run(p.run.end_time, &rec);
+  Score s;
+  rec.scoring_.finish(s);
+  s.completed = true;
+  RecordProperty("setting", std::to_string(*tr.chosen));
+  RecordProperty("steps", std::to_string(sim->stats().steps));
+  EXPECT_LT(s.max_energy_drift, 5e-5) << c.name();
+  EXPECT_NEAR(s.final_time, 10.0, 1e-12);
+  // The rule bounds energy, not phase; the accuracy bar on the position is 1e-3 m.
+  EXPECT_LT(s.final_position_error, 1e-3) << c.name();
+
+  // Period from the upward zero crossings of x (one per period), against 4 sqrt(L/g) K(sin 45 deg).
+  // Integration: a position error below 1e-3 m at the crossing speed sqrt(2 g L) = 4.4 m/s over
+  // ~4 periods is a period error below ~6e-5 s. Sampling: the cubic Hermite interpolant between
+  // steps of size h errs by h^4/384 max|x| in x, with |x| <= ~3 (g/L)^2 L near the bottom,
+  // i.e. by that over 4.4 m/s in time (1.3e-4 s at the 0.22 s steps of an 8th-order method).
+  const std::vector<double> up = crossing_times(rec.samples, 0.0, Direction::kRising);
+  ASSERT_GE(up.size(), 3u) << c.name();
+  const double T = (up.back() - up.front()) / (up.size() - 1);
+  const double T_exact = 4 * std::sqrt(1.0 / 9.81) * std::comp_ellint_1(std::sin(M_PI / 4));
+  double h_max = 0;
+  for (size_t i = 1; i < rec.samples.size(); ++i) h_max = std::max(h_max, rec.samples[i].t - rec.samples[i - 1].t);
+  const double sampling = std::pow(h_max, 4) / 384 * 3 * 9.81 * 9.81 / std::sqrt(2 * 9.81);
+  EXPECT_NEAR(T, T_exact, 1e-4 + sampling) << c.name() << " (largest step " << h_max << " s)";
+}
+
+TEST_P(Conformance, EveryTighterConfirmationSettingAlsoPasses) {
+  const Case& c = GetParam();
+  const TuneResult& tr = tuned(c);
+  ASSERT_TRUE(tr.chosen.has_value());
+  int tighter_passing = 0;
+  for (const Trial& t : tr.trials) {
+    if (t.setting < *tr.chosen) {
+      EXPECT_TRUE(t.pass) << c.name() << " failed at tighter setting " << t.setting;
+      ++tighter_passing;
+    }
+  }
+  EXPECT_GE(tighter_passing, TunerOptions{}.confirm);
+}
+
+TEST_P(Conformance, UnsupportedReasonIsEmptyForPointMassesAndRods) {
+  EXPECT_EQ(GetParam().formulation->unsupported_reason(pendulum().model), "");
+}
+
+std::string case_test_name(const ::testing::TestParamInfo<Case>& info) {
+  std::string n = info.param.name();
+  for (char& ch : n)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllCases, Conformance, ::testing::ValuesIn(all_cases()), case_test_name);
+
+// At settings well below their tuned ones, all cases must agree on the state at t = 10 s with each
+// other and with the exact solution far more closely than the 1e-3 m bar above.
+TEST(CrossCheck, TightSettingsAgreeAtTheEnd) {
+  const Problem& p = pendulum();
+  const SimplePendulumExact exact = SimplePendulumExact::from_problem(p);
+  const Eigen::VectorXd r_exact = exact.position(10.0);
+  std::vector<std::pair<std::string, Eigen::VectorXd>> finals;
+  for (const Case& c : all_cases()) {
+    const TuneResult& tr = tuned(c);
+    if (!tr.chosen) continue;  // reported by the conformance test
+    // A quarter of the tuned step (2nd order: 16x smaller error), or 1e-3 x the tolerance.
+    const double tight = c.info.kind == SettingKind::kFixedStep ? *tr.chosen / 4
+                                                                : std::max(*tr.chosen * 1e-3, c.info.tightest);
+    ScoringObserver obs(p, false);
+    auto sim = c.formulation->create(p.model, c.info.name, tight);
+    const Score s = score_run(p, *sim, obs);
+    ASSERT_TRUE(s.completed) << c.name() << ": " << s.error;
+    EXPECT_LT(s.final_position_error, 1e-4) << c.name() << " at " << tight;
+    finals.emplace_back(c.name(), obs.final_q());
+  }
+  ASSERT_GE(finals.size(), 3u);
+  for (size_t i = 0; i < finals.size(); ++i)
+    for (size_t j = i + 1; j < finals.size(); ++j)
+      EXPECT_LT((finals[i].second - finals[j].second).norm(), 2e-4) << finals[i].first << " vs " << finals[j].first;
+}
+
+}  // namespace
+}  // namespace mbs

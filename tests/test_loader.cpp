@@ -1,0 +1,125 @@
+// The problem loader: the real problem file loads to the right model; malformed files are
+// rejected with "file:line:column: what is wrong".
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+
+#include "problem/problem.hpp"
+
+namespace mbs {
+namespace {
+
+const std::string kGood = R"(name: p
+space: planar
+gravity: [0.0, -9.81, 0.0]
+bodies:
+  - name: P1
+    kind: point_mass
+    mass: 1.0
+    position: [-1.0, 0.0, 0.0]
+joints:
+  - name: rod
+    kind: rod
+    a: {ground: [0.0, 0.0, 0.0]}
+    b: {body: P1}
+run:
+  end_time: 10.0
+score:
+  rule: {metric: max_energy_drift, below: 5.0e-5}
+)";
+
+std::string error_of(const std::string& text) {
+  try {
+    load_problem_text(text, "bad.yaml");
+  } catch (const ProblemError& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  const size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return s.replace(at, from.size(), to);
+}
+
+TEST(Loader, PlanarPendulumFileBuildsTheModel) {
+  const Problem p = load_problem(MBS_SOURCE_DIR "/problems/planar_pendulum.yaml");
+  EXPECT_EQ(p.name, "planar_pendulum");
+  EXPECT_EQ(p.model.dim, 2);
+  ASSERT_EQ(p.model.points.size(), 1u);
+  ASSERT_EQ(p.model.rods.size(), 1u);
+  EXPECT_DOUBLE_EQ(p.model.points[0].mass, 1.0);
+  EXPECT_DOUBLE_EQ(p.model.rods[0].length, 1.0);
+  EXPECT_EQ(p.model.rods[0].a, kGround);
+  EXPECT_DOUBLE_EQ(p.model.gravity[1], -9.81);
+  EXPECT_DOUBLE_EQ(p.model.points[0].r0[0], -1.0);
+  EXPECT_DOUBLE_EQ(p.run.end_time, 10.0);
+  EXPECT_EQ(p.rule.metric, "max_energy_drift");
+  EXPECT_DOUBLE_EQ(p.rule.below, 5e-5);
+  ASSERT_TRUE(p.reference.has_value());
+  EXPECT_EQ(p.reference->point, 0);
+}
+
+TEST(Loader, MinimalFileIsAccepted) { EXPECT_EQ(error_of(kGood), "(accepted)"); }
+
+TEST(Loader, YamlSyntaxErrorHasPosition) {
+  EXPECT_EQ(error_of("name: p\nbodies: [1, 2\n"),
+            "bad.yaml:3:1: YAML syntax error: end of sequence flow not found");
+}
+
+TEST(Loader, UnknownKeySuggestsTheNearestKnownOne) {
+  EXPECT_EQ(error_of(replace(kGood, "    mass: 1.0", "    mas: 1.0")),
+            "bad.yaml:7:5: unknown key 'mas' in a body (did you mean 'mass'?)");
+}
+
+TEST(Loader, MissingRequiredField) {
+  EXPECT_EQ(error_of(replace(kGood, "    mass: 1.0\n", "")), "bad.yaml:5:5: missing required key 'mass' in body P1");
+}
+
+TEST(Loader, WrongType) {
+  EXPECT_EQ(error_of(replace(kGood, "mass: 1.0", "mass: heavy")),
+            "bad.yaml:7:11: mass of P1 must be a finite number, got 'heavy'");
+  EXPECT_EQ(error_of(replace(kGood, "position: [-1.0, 0.0, 0.0]", "position: [-1.0, 0.0]")),
+            "bad.yaml:8:15: position of P1 must be a list of 3 numbers [x, y, z]");
+}
+
+TEST(Loader, NonPositiveMassAndEndTime) {
+  EXPECT_EQ(error_of(replace(kGood, "mass: 1.0", "mass: -2")), "bad.yaml:7:11: mass of P1 must be positive, got -2");
+  EXPECT_EQ(error_of(replace(kGood, "end_time: 10.0", "end_time: 0")),
+            "bad.yaml:15:13: run.end_time must be positive, got 0");
+}
+
+TEST(Loader, JointNamingAMissingBody) {
+  EXPECT_EQ(error_of(replace(kGood, "b: {body: P1}", "b: {body: P2}")),
+            "bad.yaml:13:15: joint rod names body 'P2', which is not defined");
+}
+
+TEST(Loader, InitialStateViolatingAJoint) {
+  EXPECT_EQ(error_of(replace(kGood, "    b: {body: P1}\n", "    b: {body: P1}\n    length: 1.5\n")),
+            "bad.yaml:14:13: initial state violates joint rod: end points are 1 m apart, length is 1.5 m");
+}
+
+TEST(Loader, PointOutsideThePlaneOfMotion) {
+  EXPECT_EQ(error_of(replace(kGood, "position: [-1.0, 0.0, 0.0]", "position: [-1.0, 0.0, 0.5]")),
+            "bad.yaml:8:15: position of P1 is not in the plane of motion");
+}
+
+TEST(Loader, RuleOnAMetricTheProblemDoesNotOutput) {
+  EXPECT_EQ(error_of(replace(kGood, "metric: max_energy_drift", "metric: period")),
+            "bad.yaml:17:18: score.rule.metric 'period' is not a metric the problem outputs (known: "
+            "max_energy_drift, max_position_violation, max_velocity_violation, final_position_error)");
+}
+
+TEST(Loader, MissingFile) {
+  try {
+    load_problem("/nonexistent/problem.yaml");
+    FAIL() << "accepted a missing file";
+  } catch (const ProblemError& e) {
+    EXPECT_STREQ(e.what(), "/nonexistent/problem.yaml: cannot open the problem file");
+  }
+}
+
+}  // namespace
+}  // namespace mbs

@@ -1,0 +1,115 @@
+// The tuner: grids, robustness against a lucky pass above a failing region, and failure reporting.
+// A scripted formulation makes the energy drift an arbitrary function of the setting.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "run/tuner.hpp"
+
+namespace mbs {
+namespace {
+
+// One free point mass, no gravity: its kinetic energy is the drift, set by the script per setting.
+Problem free_mass_problem() {
+  Problem p;
+  p.name = "scripted";
+  p.model.dim = 2;
+  p.model.basis = Eigen::Matrix3d::Identity().leftCols(2);
+  p.model.gravity = Eigen::Vector2d::Zero();
+  p.model.points.push_back({"P", 2.0, Eigen::Vector2d::Zero(), Eigen::Vector2d::Zero()});
+  p.run.end_time = 1.0;
+  p.run.output_interval = 0.1;
+  p.rule = {"max_energy_drift", 1e-3};
+  return p;
+}
+
+class ScriptedSimulator final : public Simulator {
+ public:
+  ScriptedSimulator(const Model& m, double drift) : Simulator(m), drift_(drift) {}
+
+ private:
+  void do_initialize() override { t_ = 0; }
+  void do_step(double t_end) override { t_ = t_end; }
+  double do_time() const override { return t_; }
+  void do_model_state() override {
+    q_model_.setZero();
+    v_model_.setZero();
+    if (t_ > 0) v_model_[0] = std::sqrt(drift_);  // T = m v^2 / 2 = drift for m = 2
+  }
+  double drift_, t_ = 0;
+};
+
+class Scripted final : public Formulation {
+ public:
+  Scripted(SettingKind kind, std::function<double(double)> drift) : kind_(kind), drift_(std::move(drift)) {}
+  std::string name() const override { return "scripted"; }
+  std::string description() const override { return "test double"; }
+  std::vector<IntegratorInfo> integrators() const override { return {info()}; }
+  IntegratorInfo info() const {
+    return kind_ == SettingKind::kFixedStep ? IntegratorInfo{"fixed", kind_, 0.5, 1e-4, ""}
+                                            : IntegratorInfo{"adaptive", kind_, 1e-2, 1e-10, ""};
+  }
+  std::string unsupported_reason(const Model&) const override { return ""; }
+  std::unique_ptr<Simulator> create(const Model& m, const std::string&, double s) const override {
+    return std::make_unique<ScriptedSimulator>(m, drift_(s));
+  }
+
+ private:
+  SettingKind kind_;
+  std::function<double(double)> drift_;
+};
+
+TEST(Tuner, FixedStepGridEndsExactlyOnTheEndTime) {
+  const IntegratorInfo info{"x", SettingKind::kFixedStep, 0.5, 1e-3, ""};
+  const auto grid = setting_grid(info, 10.0, {});
+  ASSERT_GT(grid.size(), 20u);
+  EXPECT_DOUBLE_EQ(grid.front(), 0.5);
+  for (size_t i = 0; i < grid.size(); ++i) {
+    const double n = 10.0 / grid[i];
+    EXPECT_NEAR(n, std::round(n), 1e-9);
+    if (i) EXPECT_LT(grid[i], grid[i - 1]);
+  }
+  EXPECT_GE(grid.back(), 1e-3);
+}
+
+TEST(Tuner, FindsTheBoundaryOfAMonotoneDrift) {
+  // drift = h^2: passes (< 1e-3) for h < 0.0316.
+  const Scripted f(SettingKind::kFixedStep, [](double h) { return h * h; });
+  const Problem p = free_mass_problem();
+  const TuneResult r = tune(p, f, f.info());
+  ASSERT_TRUE(r.chosen);
+  EXPECT_LT(*r.chosen, std::sqrt(1e-3));
+  EXPECT_GT(*r.chosen, std::sqrt(1e-3) / std::pow(2.0, 1.0 / 4));  // within one coarse grid step
+}
+
+TEST(Tuner, IgnoresALuckyPassAboveAFailingRegion) {
+  // Passes at h in [0.2, 0.25] by luck, fails below down to 0.01, passes for h < 0.01.
+  const Scripted f(SettingKind::kFixedStep, [](double h) { return (h >= 0.2 && h <= 0.25) || h < 0.01 ? 1e-4 : 1.0; });
+  const Problem p = free_mass_problem();
+  const TuneResult r = tune(p, f, f.info());
+  ASSERT_TRUE(r.chosen);
+  EXPECT_LT(*r.chosen, 0.01);
+}
+
+TEST(Tuner, AdaptiveToleranceBoundary) {
+  // drift = 10 tol: passes for tol < 1e-4.
+  const Scripted f(SettingKind::kTolerance, [](double tol) { return 10 * tol; });
+  const Problem p = free_mass_problem();
+  const TuneResult r = tune(p, f, f.info());
+  ASSERT_TRUE(r.chosen);
+  EXPECT_LT(*r.chosen, 1e-4);
+  EXPECT_GT(*r.chosen, 1e-4 / std::pow(10.0, 1.0 / 4));
+}
+
+TEST(Tuner, NeverPassingReportsTheBestTrial) {
+  const Scripted f(SettingKind::kTolerance, [](double tol) { return 1e-2 + tol; });
+  const Problem p = free_mass_problem();
+  const TuneResult r = tune(p, f, f.info());
+  EXPECT_FALSE(r.chosen);
+  ASSERT_NE(r.best(), nullptr);
+  EXPECT_NEAR(r.best()->score.max_energy_drift, 1e-2 + r.trials.back().setting, 1e-12);
+}
+
+}  // namespace
+}  // namespace mbs
