@@ -13,6 +13,7 @@
 
 #include "core/formulation.hpp"
 #include "problem/problem.hpp"
+#include "report/compare.hpp"
 #include "report/report.hpp"
 #include "run/bench_case.hpp"
 #include "run/timing.hpp"
@@ -93,6 +94,7 @@ std::string utc_now() {
 int main(int argc, char** argv) {
   CLI::App app{"mbsbench: which multibody formulation reaches the required accuracy in the least CPU time?"};
   std::string problem_arg, formulation_arg = "all", problems_dir = MBS_SOURCE_DIR "/problems", results_dir = "results";
+  std::string compare;
   bool list = false, verbose = false, no_write = false;
   double min_time = 0.3;
   std::optional<double> step, tol;
@@ -107,6 +109,9 @@ int main(int argc, char** argv) {
   app.add_option("--problems-dir", problems_dir, "folder of problem files (default: the source tree's problems/)");
   app.add_option("--results", results_dir, "folder the results are written to (default: ./results)");
   app.add_flag("--no-write", no_write, "print the table only, write no results");
+  app.add_option("--compare", compare,
+                 "baseline summary.json to compare with (single problem): exit 1 if a passing case no longer "
+                 "passes, needs >1.25x the steps, or its normalized time grew >3x");
   app.add_flag("-v,--verbose", verbose, "log progress and every tuner trial");
   CLI11_PARSE(app, argc, argv);
 
@@ -154,6 +159,8 @@ int main(int argc, char** argv) {
     BenchReport report;
     report.problem = &problem;
     report.created = utc_now();
+    const fs::path rel = fs::path(problem.file).lexically_normal().lexically_relative(MBS_SOURCE_DIR);
+    report.problem_file = !rel.empty() && *rel.begin() != ".." ? rel.string() : problem.file;
     report.build = fmt::format("{} {}, Eigen {}.{}.{}", MBS_COMPILER, MBS_BUILD_TYPE, EIGEN_WORLD_VERSION,
                                EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION);
     report.kernel = time_calls([] { calibration_kernel(); }, min_time);
@@ -167,6 +174,17 @@ int main(int argc, char** argv) {
     }
     rank_cases(report.rows, report.kernel.median_s);
     fmt::print("{}\n", format_table(report));
+    if (!compare.empty()) {
+      try {
+        const std::vector<std::string> regressions = compare_with_baseline(report, compare);
+        for (const std::string& r : regressions) fmt::print("REGRESSION {}\n", r);
+        if (regressions.empty()) fmt::print("no regression against {}\n", compare);
+        else exit_code = kExitCaseFailed;
+      } catch (const std::exception& e) {
+        std::cerr << "bench: " << e.what() << "\n";
+        exit_code = kExitBadInput;
+      }
+    }
     if (!no_write) {
       try {
         write_results(report, results_dir);

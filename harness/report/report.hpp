@@ -16,6 +16,7 @@ struct BenchReport {
   Timing kernel;           // the calibration kernel, timed in the same process
   std::string created;     // UTC time stamp, ISO 8601
   std::string build;       // compiler and build type
+  std::string problem_file;  // as shown in the summary (relative to the source tree when inside it)
 };
 
 std::string format_table(const BenchReport& report);

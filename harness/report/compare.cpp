@@ -1,0 +1,48 @@
+#include "report/compare.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <fmt/format.h>
+#include <stdexcept>
+
+namespace mbs {
+
+std::vector<std::string> compare_with_baseline(const BenchReport& report, const std::string& baseline_json,
+                                               const CompareOptions& options) {
+  YAML::Node base;
+  try {
+    base = YAML::LoadFile(baseline_json);  // JSON is a subset of YAML
+  } catch (const YAML::Exception& e) {
+    throw std::runtime_error(fmt::format("{}: cannot read the baseline: {}", baseline_json, e.what()));
+  }
+  if (!base["rows"] || !base["rows"].IsSequence())
+    throw std::runtime_error(fmt::format("{}: no 'rows' in the baseline", baseline_json));
+  std::vector<std::string> out;
+  for (const YAML::Node& b : base["rows"]) {
+    const std::string name = b["formulation"].as<std::string>() + "/" + b["integrator"].as<std::string>();
+    const CaseResult* now = nullptr;
+    for (const CaseResult& r : report.rows)
+      if (r.case_name() == name) now = &r;
+    if (!now) continue;  // not selected in this run
+    const std::string was = b["status"].as<std::string>();
+    if (was == "pass" && now->status != "pass") {
+      out.push_back(fmt::format("{}: status {} -> {} ({})", name, was, now->status, now->message));
+      continue;
+    }
+    if (was != "pass") continue;
+    const long steps_was = b["steps"].as<long>();
+    if (now->score.stats.steps > options.max_step_growth * steps_was + 2)
+      out.push_back(fmt::format("{}: needs {} steps to pass, baseline {} (loss of accuracy per step)", name,
+                                now->score.stats.steps, steps_was));
+    if (b["normalized_time"] && !b["normalized_time"].IsNull() && std::isfinite(now->normalized_time)) {
+      const double norm_was = b["normalized_time"].as<double>();
+      if (now->normalized_time > options.max_slowdown * norm_was)
+        out.push_back(fmt::format("{}: normalized time {:.3g}, baseline {:.3g} (more than {}x slower)", name,
+                                  now->normalized_time, norm_was, options.max_slowdown));
+    }
+  }
+  return out;
+}
+
+}  // namespace mbs

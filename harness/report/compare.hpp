@@ -1,0 +1,23 @@
+// Compares a fresh report with a committed summary.json, so CI catches a loss of accuracy (a
+// passing case that no longer passes, or needs more steps to pass) or a slowdown (normalized time,
+// which divides out the machine's speed, beyond a generous factor: CI machines are noisy).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "report/report.hpp"
+
+namespace mbs {
+
+struct CompareOptions {
+  double max_step_growth = 1.25;  // steps may grow by this factor (round-off across platforms)
+  double max_slowdown = 3.0;      // normalized time may grow by this factor
+};
+
+// Returns one line per regression (empty: none). Throws std::runtime_error if the baseline cannot
+// be read.
+std::vector<std::string> compare_with_baseline(const BenchReport& report, const std::string& baseline_json,
+                                               const CompareOptions& options = {});
+
+}  // namespace mbs
