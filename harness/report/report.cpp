@@ -89,7 +89,8 @@ std::string to_json(const BenchReport& report) {
   const Problem& p = *report.problem;
   JsonWriter j;
   j.begin_object();
-  j.field("problem", p.name).field("title", p.title).field("problem_file", p.file);
+  j.field("problem", p.name).field("title", p.title);
+  j.field("problem_file", report.problem_file.empty() ? p.file : report.problem_file);
   j.key("rule").begin_object().field("metric", p.rule.metric).field("below", p.rule.below).end_object();
   j.field("objective", p.objective).field("end_time_s", p.run.end_time);
   j.field("created", report.created).field("build", report.build);
