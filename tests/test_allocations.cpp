@@ -1,55 +1,24 @@
-// The integration loop allocates nothing: a replaced global operator new counts heap allocations
-// while a simulator's run() is under way (after setup and one warm-up run). Eigen allocates its
-// dynamic matrices with std::malloc, not operator new, so malloc is interposed too (glibc lets the
-// executable define malloc; it forwards to __libc_malloc).
+// The integration loop allocates nothing: a replaced global operator new (and interposed malloc,
+// since Eigen allocates with std::malloc) counts heap allocations while a simulator's run() is under
+// way, after setup and one warm-up run.
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
+#include <cstdio>
 
 #include "core/formulation.hpp"
 #include "problem/problem.hpp"
-#include "run/tuner.hpp"
-
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<long> g_allocations{0};
-}  // namespace
-
-extern "C" void* __libc_malloc(std::size_t);
-extern "C" void* malloc(std::size_t n) {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return __libc_malloc(n);
-}
-
-void* operator new(std::size_t n) {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = __libc_malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+#include "support/alloc_counter.hpp"
 
 namespace mbs {
 namespace {
 
 // The counter must see both kinds: a std::vector (operator new) and a dynamic Eigen vector (malloc).
 TEST(Allocations, CounterSeesEigenAndStdAllocations) {
-  g_allocations = 0;
-  g_counting = true;
-  auto* v = new std::vector<double>(10);
-  g_counting = false;
+  std::vector<double>* v = nullptr;
+  EXPECT_EQ(testing::allocations_during([&] { v = new std::vector<double>(10); }), 2);
   delete v;
-  EXPECT_GE(g_allocations.load(), 1);
-  g_allocations = 0;
-  g_counting = true;
-  Eigen::VectorXd x(Eigen::VectorXd::LinSpaced(50, 0.0, 1.0));
-  g_counting = false;
-  EXPECT_EQ(g_allocations.load(), 1);
+  Eigen::VectorXd x;
+  EXPECT_EQ(testing::allocations_during([&] { x = Eigen::VectorXd::LinSpaced(50, 0.0, 1.0); }), 1);
   EXPECT_DOUBLE_EQ(x[49], 1.0);
 }
 
@@ -63,11 +32,7 @@ TEST_P(LoopAllocations, RunAllocatesNothingAfterSetup) {
   const double setting = info.kind == SettingKind::kFixedStep ? 1e-2 : 1e-6;
   auto sim = formulation->create(p.model, info.name, setting);
   sim->run(p.run.end_time, nullptr);  // warm-up
-  g_allocations = 0;
-  g_counting = true;
-  sim->run(p.run.end_time, nullptr);
-  g_counting = false;
-  const long n = g_allocations.load();
+  const long n = testing::allocations_during([&] { sim->run(p.run.end_time, nullptr); });
   RecordProperty("allocations", std::to_string(n));
   // Fixed-step methods are required to be allocation-free; the adaptive ones of our own too.
   // SUNDIALS IDA is a library whose internals we do not control: it is reported, not asserted.

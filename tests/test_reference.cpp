@@ -28,7 +28,9 @@ TEST(JacobiElliptic, QuarterPeriodAndIdentities) {
     EXPECT_NEAR(sn * sn + cn * cn, 1.0, 1e-14);
     EXPECT_NEAR(dn * dn + k * k * sn * sn, 1.0, 1e-14);
     // The inverse: F(asin(sn), k) = u for u in (0, K).
-    if (u < std::comp_ellint_1(k)) EXPECT_NEAR(std::ellint_1(k, std::asin(sn)), u, 1e-13);
+    if (u < std::comp_ellint_1(k)) {
+      EXPECT_NEAR(std::ellint_1(k, std::asin(sn)), u, 1e-13);
+    }
   }
 }
 

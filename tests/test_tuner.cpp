@@ -68,7 +68,9 @@ TEST(Tuner, FixedStepGridEndsExactlyOnTheEndTime) {
   for (size_t i = 0; i < grid.size(); ++i) {
     const double n = 10.0 / grid[i];
     EXPECT_NEAR(n, std::round(n), 1e-9);
-    if (i) EXPECT_LT(grid[i], grid[i - 1]);
+    if (i > 0) {
+      EXPECT_LT(grid[i], grid[i - 1]);
+    }
   }
   EXPECT_GE(grid.back(), 1e-3);
 }

@@ -68,7 +68,7 @@ class EmbeddedRk {
  public:
   using State = typename Ode::State;
   EmbeddedRk(Ode& ode, const ButcherTable& table, double rtol, double atol)
-      : ode_(ode), tab_(table), rtol_(rtol), atol_(atol), k_(table.stages, State(ode.size())),
+      : ode_(ode), tab_(table), rtol_(rtol), atol_(atol), k_(table.stages, State::Zero(ode.size())),
         ytmp_(ode.size()), ynew_(ode.size()), err_(ode.size()) {}
 
   // Resets the controller and chooses the first step (Hairer, Norsett & Wanner, II.4).

@@ -49,6 +49,10 @@ TuneResult tune(const Problem& problem, const Formulation& formulation, const In
                 const TunerOptions& options) {
   TuneResult result;
   ScoringObserver observer(problem, false);
+  // Fixed steps stay whole divisions of the end time.
+  auto snap = [&](double s) {
+    return info.kind == SettingKind::kFixedStep ? problem.run.end_time / std::ceil(problem.run.end_time / s - 1e-9) : s;
+  };
   auto trial = [&](double setting) -> bool {
     Trial t;
     t.setting = setting;
@@ -58,18 +62,27 @@ TuneResult tune(const Problem& problem, const Formulation& formulation, const In
     return result.trials.back().pass;
   };
 
-  // Coarse scan, loosest first: stop at the first run of confirm + 1 consecutive passes.
+  // Coarse scan, loosest first, for the first grid setting i such that the confirm tighter grid
+  // settings pass too, and so do the geometric midpoints between them (drift can fail between
+  // passing grid points: IDA's does). Results are memoized, each setting runs once at most.
   const std::vector<double> grid = setting_grid(info, problem.run.end_time, options);
-  int run_start = -1, run_length = 0;
-  for (size_t i = 0; i < grid.size(); ++i) {
-    if (trial(grid[i])) {
-      if (run_length++ == 0) run_start = static_cast<int>(i);
-      if (run_length > options.confirm) break;
-    } else {
-      run_length = 0;
-    }
+  std::vector<int> coarse(grid.size(), -1), middle(grid.size(), -1);  // -1 unknown, 0 fail, 1 pass
+  auto pass_coarse = [&](size_t i) {
+    if (coarse[i] < 0) coarse[i] = trial(grid[i]);
+    return coarse[i] == 1;
+  };
+  auto pass_middle = [&](size_t i) {  // between grid[i] and grid[i + 1]
+    if (middle[i] < 0) middle[i] = trial(snap(std::sqrt(grid[i] * grid[i + 1])));
+    return middle[i] == 1;
+  };
+  int run_start = -1;
+  for (size_t i = 0; i + options.confirm < grid.size() && run_start < 0; ++i) {
+    if (!pass_coarse(i)) continue;
+    bool robust = true;
+    for (size_t k = i; k < i + options.confirm && robust; ++k) robust = pass_coarse(k + 1) && pass_middle(k);
+    if (robust) run_start = static_cast<int>(i);
   }
-  if (run_length <= options.confirm) return result;  // never robustly passed
+  if (run_start < 0) return result;  // never robustly passed
 
   // Refine between the last failing coarse setting and the first passing one: accept the loosest
   // fine setting below which every fine setting passes too.
@@ -77,12 +90,7 @@ TuneResult tune(const Problem& problem, const Formulation& formulation, const In
   if (run_start > 0) {
     const double hi = grid[run_start - 1], lo = grid[run_start];
     std::vector<double> fine;
-    for (int k = 1; k < options.refine; ++k) {
-      const double s = lo * std::pow(hi / lo, static_cast<double>(k) / options.refine);
-      fine.push_back(info.kind == SettingKind::kFixedStep
-                         ? problem.run.end_time / std::ceil(problem.run.end_time / s - 1e-9)
-                         : s);
-    }
+    for (int k = 1; k < options.refine; ++k) fine.push_back(snap(lo * std::pow(hi / lo, static_cast<double>(k) / options.refine)));
     for (double s : fine) {  // tightest first
       if (s <= chosen * (1 + 1e-12)) continue;  // rounding to whole steps gave no looser setting
       if (!trial(s)) break;

@@ -1,6 +1,7 @@
 // Finds, for one (formulation, integrator), the loosest setting that satisfies the problem's rule
-// robustly: the chosen setting and the next kConfirm tighter grid settings must all pass, so a
-// lucky pass above a failing region (drift is not monotone in h or tol) is never reported.
+// robustly: the chosen setting, the next `confirm` tighter grid settings and the geometric
+// midpoints between them must all pass, so a lucky pass above a failing region (drift is not
+// monotone in h or tol) is never reported.
 #pragma once
 
 #include <optional>

@@ -1,0 +1,365 @@
+// Formulation "ida-index3": natural coordinates as an index-3 DAE in y = (q, v, lambda), solved by
+// SUNDIALS IDA (variable-order, variable-step BDF) with a dense analytic Jacobian.
+//
+// Error test: only q is in IDA's local error test; v and lambda are flagged algebraic (id = 0) and
+// suppressed (IDASetSuppressAlg). BDF error estimates of the index-2 v and index-3 lambda do not
+// shrink with h as IDA's estimator assumes, and v is only as accurate as the differentiated q
+// anyway. With v left in (only lambda out) and plain weights the step collapses at most rtols (and
+// takes 3e4 to 3e6 steps where it does not); with the h-scaled weights below it runs, but the
+// loosest rtol meeting the energy rule takes ~1.4x the steps (1e4 vs 7e3 on the pendulum).
+//
+// Error weights (IDAWFtolerances, not IDASStolerances): q gets 1 / (rtol |q| + atol); v and lambda,
+// which only enter the Newton convergence test, get tolerances scaled by 1/h and 1/h^2 (the index
+// scaling RADAU5 applies to index-2 and index-3 variables). Their Newton corrections, and the
+// round-off in them, are 1/h and 1/h^2 times those of q, so with fixed weights the Newton test
+// fails ever more as h shrinks and the step collapses (seen with IDASStolerances at rtol 2e-11 and
+// 5e-12 on the pendulum, ~50 steps in, near t = 1e-4 s, where lambda ~ 0 leaves only atol).
+//
+// atol = rtol x the shortest rod length (m): the error test sees only q, so this is the same
+// relative accuracy on the model's smallest length (it matters where a coordinate crosses zero).
+//
+// Planar pendulum: the energy rule (< 5e-5 J) holds for every rtol <= 2e-11 (~7e3 steps); above
+// that it passes or fails by chance (drift is not monotone in rtol), and at 1e-10 it fails.
+#include <fmt/format.h>
+#include <ida/ida.h>
+#include <nvector/nvector_serial.h>
+#include <sunlinsol/sunlinsol_dense.h>
+#include <sunmatrix/sunmatrix_dense.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <type_traits>
+
+#include "core/formulation.hpp"
+#include "ida_index3/ida_residual.hpp"
+
+namespace mbs::ida_index3 {
+
+// ---------------------------------------------------------------------------------------------
+// The DAE
+
+Index3Dae::Index3Dae(const Model& model)
+    : nat_(model),
+      inv_m_(nat_.M_diag().cwiseInverse()),
+      Phi_q_(nat_.nc(), nat_.nq()),
+      S_(nat_.nc(), nat_.nc()),
+      S_cod_(nat_.nc(), nat_.nc()),
+      rhs_c_(nat_.nc()),
+      mu_(nat_.nc()) {
+  // Pivots below 1e-10 of the largest are treated as zero: S is then rank deficient (redundant
+  // constraint) and solve() returns the minimum-norm solution.
+  S_cod_.setThreshold(1e-10);
+}
+
+void Index3Dae::residual(const Eigen::Ref<const Eigen::VectorXd>& y, const Eigen::Ref<const Eigen::VectorXd>& yp,
+                         Eigen::Ref<Eigen::VectorXd> F) {
+  const int n = nq(), m = nc();
+  const auto q = y.head(n), v = y.segment(n, n), lambda = y.tail(m);
+  const auto q_dot = yp.head(n), v_dot = yp.segment(n, n);
+
+  // kinematics: q' - v = 0
+  F.head(n) = q_dot - v;
+
+  // dynamics: M v' + Phi_q^T lambda - Q = 0
+  nat_.Phi_q(q, Phi_q_);
+  auto F_dyn = F.segment(n, n);
+  F_dyn.noalias() = Phi_q_.transpose() * lambda;
+  F_dyn += nat_.M_diag().cwiseProduct(v_dot) - nat_.Q();
+
+  // constraints: Phi(q) = 0
+  nat_.Phi(q, F.tail(m));
+}
+
+void Index3Dae::jacobian(double cj, const Eigen::Ref<const Eigen::VectorXd>& y, Eigen::Ref<Eigen::MatrixXd> J) {
+  const int n = nq(), m = nc();
+  const auto q = y.head(n), lambda = y.tail(m);
+  J.setZero();
+
+  // kinematics rows: [cj I, -I, 0]
+  J.block(0, 0, n, n).diagonal().setConstant(cj);
+  J.block(0, n, n, n).diagonal().setConstant(-1.0);
+
+  // dynamics rows: [sum_k lambda_k d2Phi_k/dq2, cj M, Phi_q^T]
+  nat_.add_Phi_qq_times(lambda, J.block(n, 0, n, n));
+  J.block(n, n, n, n).diagonal() = cj * nat_.M_diag();
+  nat_.Phi_q(q, Phi_q_);
+  J.block(n, 2 * n, n, m) = Phi_q_.transpose();
+
+  // constraints rows: [Phi_q, 0, 0]
+  J.block(2 * n, 0, m, n) = Phi_q_;
+}
+
+void Index3Dae::consistent_initial_conditions(Eigen::Ref<Eigen::VectorXd> y, Eigen::Ref<Eigen::VectorXd> yp) {
+  const int n = nq(), m = nc();
+  auto q = y.head(n), v = y.segment(n, n), lambda = y.tail(m);
+  q = nat_.model().initial_q();
+  v = nat_.model().initial_v();
+  lambda.setZero();
+
+  if (m > 0) {
+    // M is diagonal, so the augmented system [M Phi_q^T; Phi_q 0] reduces exactly to its Schur
+    // complement S = Phi_q M^-1 Phi_q^T (nc x nc), factorized once, rank-revealing.
+    nat_.Phi_q(q, Phi_q_);
+    S_.noalias() = Phi_q_ * inv_m_.asDiagonal() * Phi_q_.transpose();
+    S_cod_.compute(S_);
+
+    // Mass-orthogonal projection onto Phi_q v = 0: v <- v - M^-1 Phi_q^T mu, S mu = Phi_q v.
+    nat_.Phi_q_times(q, v, rhs_c_);
+    mu_ = S_cod_.solve(rhs_c_);
+    v -= inv_m_.cwiseProduct(Phi_q_.transpose() * mu_);
+
+    // Acceleration level: Phi_q v' = -d/dt(Phi_q) v with M v' = Q - Phi_q^T lambda gives
+    // S lambda = Phi_q M^-1 Q + d/dt(Phi_q) v.
+    nat_.Phi_q_dot_v(q, v, rhs_c_);
+    rhs_c_.noalias() += Phi_q_ * inv_m_.cwiseProduct(nat_.Q());
+    lambda = S_cod_.solve(rhs_c_);
+  }
+
+  yp.head(n) = v;
+  yp.segment(n, n) = inv_m_.cwiseProduct(nat_.Q() - Phi_q_.transpose() * lambda);
+  // lambda' is not determined at this level; it only seeds IDA's first predictor.
+  yp.tail(m).setZero();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The IDA simulator
+
+namespace {
+
+// RAII owners of the SUNDIALS objects.
+struct ContextFree {
+  void operator()(std::remove_pointer_t<SUNContext> * ctx) const { SUNContext_Free(&ctx); }
+};
+struct VectorFree {
+  void operator()(std::remove_pointer_t<N_Vector> * v) const { N_VDestroy(v); }
+};
+struct MatrixFree {
+  void operator()(std::remove_pointer_t<SUNMatrix> * A) const { SUNMatDestroy(A); }
+};
+struct SolverFree {
+  void operator()(std::remove_pointer_t<SUNLinearSolver> * LS) const { SUNLinSolFree(LS); }
+};
+struct IdaFree {
+  void operator()(void* mem) const { IDAFree(&mem); }
+};
+using ContextPtr = std::unique_ptr<std::remove_pointer_t<SUNContext>, ContextFree>;
+using VectorPtr = std::unique_ptr<std::remove_pointer_t<N_Vector>, VectorFree>;
+using MatrixPtr = std::unique_ptr<std::remove_pointer_t<SUNMatrix>, MatrixFree>;
+using SolverPtr = std::unique_ptr<std::remove_pointer_t<SUNLinearSolver>, SolverFree>;
+using IdaPtr = std::unique_ptr<void, IdaFree>;
+
+// IDAGetReturnFlagName / IDAGetLinReturnFlagName return a malloc'd string.
+std::string flag_name(int flag, bool linear_solver) {
+  char* s = linear_solver ? IDAGetLinReturnFlagName(flag) : IDAGetReturnFlagName(flag);
+  std::string out = s != nullptr ? s : "?";
+  std::free(s);
+  return out;
+}
+
+class IdaSimulator final : public Simulator {
+ public:
+  IdaSimulator(const Model& model, double rtol, ErrorTest error_test)
+      : Simulator(model), dae_(model), n_(dae_.size()), rtol_(rtol) {
+    double length = std::numeric_limits<double>::infinity();
+    for (const Rod& rod : model.rods) length = std::min(length, rod.length);
+    atol_ = rtol_ * (std::isfinite(length) ? length : 1.0);
+    m_min_ = dae_.nat().M_diag().minCoeff();
+
+    SUNContext ctx = nullptr;
+    if (const int flag = SUNContext_Create(nullptr, &ctx); flag != 0)
+      throw SolverError(fmt::format("SUNContext_Create failed with flag {}", flag));
+    ctx_.reset(ctx);
+    yy_.reset(new_vector("N_VNew_Serial"));
+    yp_.reset(new_vector("N_VNew_Serial"));
+    id_.reset(new_vector("N_VNew_Serial"));
+
+    mem_.reset(IDACreate(ctx_.get()));
+    if (!mem_) throw SolverError("IDACreate failed");
+    // The harness reports failures itself (SolverError); keep IDA's text for that message.
+    check(IDASetErrHandlerFn(mem_.get(), &IdaSimulator::error_handler, this), "IDASetErrHandlerFn");
+    N_VConst(0.0, yy_.get());
+    N_VConst(0.0, yp_.get());
+    check(IDAInit(mem_.get(), &IdaSimulator::residual_fn, 0.0, yy_.get(), yp_.get()), "IDAInit");
+    check(IDASetUserData(mem_.get(), this), "IDASetUserData");
+
+    A_.reset(SUNDenseMatrix(n_, n_, ctx_.get()));
+    if (!A_) throw SolverError("SUNDenseMatrix failed");
+    LS_.reset(SUNLinSol_Dense(yy_.get(), A_.get(), ctx_.get()));
+    if (!LS_) throw SolverError("SUNLinSol_Dense failed");
+    check_ls(IDASetLinearSolver(mem_.get(), LS_.get(), A_.get()), "IDASetLinearSolver");
+    check_ls(IDASetJacFn(mem_.get(), &IdaSimulator::jacobian_fn), "IDASetJacFn");
+
+    // id = 1: differential, in the error test; id = 0: algebraic, suppressed (see top of file).
+    const int nq = dae_.nq();
+    Eigen::Map<Eigen::VectorXd> id(N_VGetArrayPointer(id_.get()), n_);
+    id.setZero();
+    id.head(nq).setOnes();
+    if (error_test == ErrorTest::kPositionsAndVelocities) id.segment(nq, nq).setOnes();
+    check(IDASetId(mem_.get(), id_.get()), "IDASetId");
+    check(IDASetSuppressAlg(mem_.get(), SUNTRUE), "IDASetSuppressAlg");
+    check(IDASetMaxNumSteps(mem_.get(), 1000000), "IDASetMaxNumSteps");
+    check(IDAWFtolerances(mem_.get(), &IdaSimulator::weights_fn), "IDAWFtolerances");
+  }
+
+ private:
+  void do_initialize() override {
+    dae_.consistent_initial_conditions(y(), yp());
+    t_ = 0.0;
+    stop_time_set_ = false;
+    message_[0] = '\0';
+    check(IDAReInit(mem_.get(), 0.0, yy_.get(), yp_.get()), "IDAReInit");
+  }
+
+  void do_step(double t_end) override {
+    // t_end is first known here; the stop time keeps IDA from stepping past it.
+    if (!stop_time_set_) {
+      check(IDASetStopTime(mem_.get(), t_end), "IDASetStopTime");
+      stop_time_set_ = true;
+    }
+    double t_ret = t_;
+    const int flag = IDASolve(mem_.get(), t_end, &t_ret, yy_.get(), yp_.get(), IDA_ONE_STEP);
+    if (flag < 0) check(flag, "IDASolve");
+    t_ = t_ret;
+
+    long n_res = 0, n_jac = 0, n_newton = 0, n_err_fails = 0, n_conv_fails = 0;
+    check(IDAGetNumResEvals(mem_.get(), &n_res), "IDAGetNumResEvals");
+    check_ls(IDAGetNumJacEvals(mem_.get(), &n_jac), "IDAGetNumJacEvals");
+    check(IDAGetNumNonlinSolvIters(mem_.get(), &n_newton), "IDAGetNumNonlinSolvIters");
+    check(IDAGetNumErrTestFails(mem_.get(), &n_err_fails), "IDAGetNumErrTestFails");
+    check(IDAGetNumNonlinSolvConvFails(mem_.get(), &n_conv_fails), "IDAGetNumNonlinSolvConvFails");
+    stats_.rhs_evals = n_res;
+    stats_.jacobian_evals = n_jac;
+    stats_.newton_iterations = n_newton;
+    stats_.failures = n_err_fails + n_conv_fails;
+  }
+
+  double do_time() const override { return t_; }
+
+  void do_model_state() override {
+    const int nq = dae_.nq();
+    const double* data = N_VGetArrayPointer(yy_.get());
+    q_model_ = Eigen::Map<const Eigen::VectorXd>(data, nq);
+    v_model_ = Eigen::Map<const Eigen::VectorXd>(data + nq, nq);
+  }
+
+  Eigen::Map<Eigen::VectorXd> y() { return {N_VGetArrayPointer(yy_.get()), n_}; }
+  Eigen::Map<Eigen::VectorXd> yp() { return {N_VGetArrayPointer(yp_.get()), n_}; }
+
+  N_Vector new_vector(const char* what) {
+    N_Vector v = N_VNew_Serial(n_, ctx_.get());
+    if (v == nullptr) throw SolverError(fmt::format("{} failed", what));
+    return v;
+  }
+
+  void check(int flag, const char* function) const { check_flag(flag, function, false); }
+  void check_ls(int flag, const char* function) const { check_flag(flag, function, true); }
+  void check_flag(int flag, const char* function, bool linear_solver) const {
+    if (flag >= 0) return;
+    std::string what = fmt::format("{} failed with flag {} ({}) at t = {}", function, flag,
+                                   flag_name(flag, linear_solver), t_);
+    if (message_[0] != '\0') what += fmt::format(": {}", message_.data());
+    // IDA reports a singular iteration matrix (e.g. a redundant constraint) only as a convergence
+    // failure; say so, with the zero pivot's column (1-based; y = (q, v, lambda)).
+    long ls_flag = 0;
+    if (mem_ && IDAGetLastLinFlag(mem_.get(), &ls_flag) == IDALS_SUCCESS && ls_flag == SUNLS_LUFACT_FAIL)
+      what += fmt::format(" (iteration matrix singular: zero pivot in column {} of {}; redundant constraints?)",
+                          SUNLinSolLastFlag(LS_.get()), n_);
+    throw SolverError(what);
+  }
+
+  // IDA callbacks; user_data is the simulator. They allocate nothing.
+  static int residual_fn(realtype /*t*/, N_Vector yy, N_Vector yp, N_Vector rr, void* user_data) {
+    auto* self = static_cast<IdaSimulator*>(user_data);
+    const int n = self->n_;
+    self->dae_.residual(Eigen::Map<const Eigen::VectorXd>(N_VGetArrayPointer(yy), n),
+                        Eigen::Map<const Eigen::VectorXd>(N_VGetArrayPointer(yp), n),
+                        Eigen::Map<Eigen::VectorXd>(N_VGetArrayPointer(rr), n));
+    return 0;
+  }
+
+  static int jacobian_fn(realtype /*t*/, realtype cj, N_Vector yy, N_Vector /*yp*/, N_Vector /*rr*/, SUNMatrix J,
+                         void* user_data, N_Vector, N_Vector, N_Vector) {
+    auto* self = static_cast<IdaSimulator*>(user_data);
+    const int n = self->n_;
+    // SUNDIALS dense matrices are column-major, like Eigen's default.
+    self->dae_.jacobian(cj, Eigen::Map<const Eigen::VectorXd>(N_VGetArrayPointer(yy), n),
+                        Eigen::Map<Eigen::MatrixXd>(SUNDenseMatrix_Data(J), n, n));
+    return 0;
+  }
+
+  // Error weights, 1 / tolerance, recomputed by IDA before every step. q: rtol |q| + atol (m).
+  // v and lambda (index 2 and 3) are scaled by h and h^2: tolerance
+  // rtol |v| + atol / h (m/s) and rtol |lambda| + m_min atol / h^2 (N). Newton corrections to v and
+  // lambda are ~ 1/h and 1/h^2 times those to q (and so is their round-off), so fixed weights make
+  // the Newton convergence test fail ever more as h shrinks, and the step collapses.
+  static int weights_fn(N_Vector yy, N_Vector ewt, void* user_data) {
+    auto* self = static_cast<IdaSimulator*>(user_data);
+    double h = 0.0;
+    if (IDAGetCurrentStep(self->mem_.get(), &h) < 0) return -1;
+    h = std::abs(h);  // 0 before the first step: v and lambda get weight 0 there
+    const int nq = self->dae_.nq(), n = self->n_;
+    const double rtol = self->rtol_, atol = self->atol_, m_min = self->m_min_;
+    const double* y = N_VGetArrayPointer(yy);
+    double* w = N_VGetArrayPointer(ewt);
+    for (int i = 0; i < nq; ++i) w[i] = 1.0 / (rtol * std::abs(y[i]) + atol);
+    for (int i = nq; i < 2 * nq; ++i) w[i] = h / (rtol * h * std::abs(y[i]) + atol);
+    for (int i = 2 * nq; i < n; ++i) w[i] = h * h / (rtol * h * h * std::abs(y[i]) + m_min * atol);
+    return 0;
+  }
+
+  // Keeps IDA's last message (no allocation: warnings can arrive during timed steps).
+  static void error_handler(int /*error_code*/, const char* /*module*/, const char* /*function*/, char* msg,
+                            void* eh_data) {
+    auto* self = static_cast<IdaSimulator*>(eh_data);
+    std::snprintf(self->message_.data(), self->message_.size(), "%s", msg != nullptr ? msg : "");
+  }
+
+  Index3Dae dae_;
+  int n_;
+  double rtol_, atol_ = 0.0, m_min_ = 1.0;
+  double t_ = 0.0;
+  bool stop_time_set_ = false;
+  std::array<char, 512> message_{};
+  // Declaration order is destruction order reversed: IDA memory first, the context last.
+  ContextPtr ctx_;
+  VectorPtr yy_, yp_, id_;
+  MatrixPtr A_;
+  SolverPtr LS_;
+  IdaPtr mem_;
+};
+
+class IdaIndex3 final : public Formulation {
+ public:
+  std::string name() const override { return "ida-index3"; }
+  std::string description() const override {
+    return "natural coordinates, index-3 DAE in (q, v, lambda), SUNDIALS IDA with analytic dense Jacobian";
+  }
+  std::vector<IntegratorInfo> integrators() const override {
+    return {{"bdf", SettingKind::kTolerance, 1e-3, 1e-13,
+             "SUNDIALS IDA, variable-order BDF, index 3, v and lambda out of the error test"}};
+  }
+  std::string unsupported_reason(const Model& model) const override {
+    // Point masses and rods are all a Model holds, and all this formulation needs.
+    if (model.points.empty()) return "no point masses";
+    return "";
+  }
+  std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
+    if (integrator != "bdf") throw SolverError(fmt::format("ida-index3: unknown integrator '{}'", integrator));
+    return make_simulator(model, setting);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Simulator> make_simulator(const Model& model, double rtol, ErrorTest error_test) {
+  if (!(rtol > 0.0) || !std::isfinite(rtol))
+    throw SolverError(fmt::format("ida-index3: rtol must be positive and finite, got {}", rtol));
+  return std::make_unique<IdaSimulator>(model, rtol, error_test);
+}
+
+MBS_REGISTER_FORMULATION(IdaIndex3);
+
+}  // namespace mbs::ida_index3

@@ -1,0 +1,50 @@
+#include "support/alloc_counter.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_allocations{0};
+inline void count() {
+  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
+// glibc lets the executable define malloc; forward to the real allocator.
+extern "C" void* __libc_malloc(std::size_t);
+extern "C" void* malloc(std::size_t n) {
+  count();
+  return __libc_malloc(n);
+}
+
+// operator new is counted through malloc above; it is replaced so that the count does not depend on
+// how libstdc++ was built.
+void* operator new(std::size_t n) {
+  if (void* p = malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) { return operator new(n); }
+// GCC pairs operator new with free() here knowingly: both sides use the C allocator.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
+
+namespace mbs::testing {
+
+void start_counting_allocations() {
+  g_allocations = 0;
+  g_counting = true;
+}
+
+long stop_counting_allocations() {
+  g_counting = false;
+  return g_allocations.load();
+}
+
+}  // namespace mbs::testing

@@ -1,0 +1,255 @@
+// Formulation "alm-index3" (natural coordinates, index-3 augmented Lagrangian with mass-orthogonal
+// projections, trapezoidal rule) on the IFToMM planar pendulum: energy drift, constraint violations,
+// error against the exact solution, Newton work per step, and no heap allocation inside run().
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <vector>
+
+#include "core/formulation.hpp"
+#include "core/natural_coordinates.hpp"
+#include "problem/problem.hpp"
+#include "reference/simple_pendulum.hpp"
+#include "support/alloc_counter.hpp"
+
+namespace mbs {
+namespace {
+
+
+// Max energy drift (J) and constraint violations over every step, and the final state.
+class Monitor final : public StepObserver {
+ public:
+  explicit Monitor(const Model& model) : nat_(model), phi_(model.nc()), phi_dot_(model.nc()) {}
+  void on_step(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) override {
+    const double e = nat_.energy(q, v);
+    if (reports == 0) e0 = e;
+    max_drift = std::max(max_drift, std::abs(e - e0));
+    nat_.Phi(q, phi_);
+    nat_.Phi_q_times(q, v, phi_dot_);
+    if (phi_.size() > 0) {
+      max_Phi = std::max(max_Phi, phi_.cwiseAbs().maxCoeff());
+      max_Phi_dot = std::max(max_Phi_dot, phi_dot_.cwiseAbs().maxCoeff());
+    }
+    t_final = t;
+    q_final = q;
+    ++reports;
+  }
+  double e0 = 0.0, max_drift = 0.0, max_Phi = 0.0, max_Phi_dot = 0.0, t_final = 0.0;
+  Eigen::VectorXd q_final;
+  long reports = 0;
+
+ private:
+  NaturalCoordinates nat_;
+  Eigen::VectorXd phi_, phi_dot_;
+};
+
+class AlmIndex3Pendulum : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    problem_ = load_problem(MBS_SOURCE_DIR "/problems/planar_pendulum.yaml");
+    formulation_ = Registry::instance().find("alm-index3");
+    ASSERT_NE(formulation_, nullptr);
+  }
+  std::unique_ptr<Simulator> create(double h) const { return formulation_->create(problem_.model, "trapezoidal", h); }
+  double position_error(const Monitor& m) const {
+    const Eigen::VectorXd exact = SimplePendulumExact::from_problem(problem_).position(m.t_final);
+    const int p = problem_.reference->point, dim = problem_.model.dim;
+    return (m.q_final.segment(dim * p, dim) - exact).norm();
+  }
+
+  Problem problem_;
+  const Formulation* formulation_ = nullptr;
+};
+
+TEST_F(AlmIndex3Pendulum, DescribesItself) {
+  EXPECT_EQ(formulation_->name(), "alm-index3");
+  const auto integrators = formulation_->integrators();
+  ASSERT_EQ(integrators.size(), 1u);
+  EXPECT_EQ(integrators[0].name, "trapezoidal");
+  EXPECT_EQ(integrators[0].kind, SettingKind::kFixedStep);
+  EXPECT_EQ(formulation_->unsupported_reason(problem_.model), "");
+  EXPECT_THROW(create(0.0), SolverError);
+  EXPECT_THROW(create(std::nan("")), SolverError);
+  EXPECT_THROW(formulation_->create(problem_.model, "rk4", 1e-3), SolverError);
+}
+
+// The energy error is the trapezoidal rule's, O(h^2): 4.97e-5 J at h = 1e-3 s (1e4 steps, the
+// largest passing step, 0.7% under the rule; 1.013e-3 s fails), 4.0e-5 J at the 9e-4 s used here.
+TEST_F(AlmIndex3Pendulum, PassesEnergyRuleAndMatchesExactSolution) {
+  const double t_end = problem_.run.end_time;  // 10 s
+  auto sim = create(9e-4);
+  Monitor monitor(problem_.model);
+  const RunStats& stats = sim->run(t_end, &monitor);
+  const double steps = std::ceil(t_end / 9e-4 - 1e-9);
+  EXPECT_EQ(stats.steps, static_cast<long>(steps));
+  EXPECT_EQ(monitor.reports, stats.steps + 1);
+  EXPECT_DOUBLE_EQ(monitor.t_final, t_end);
+  EXPECT_LT(monitor.max_drift, problem_.rule.below);  // 5e-5 J
+  // Position: Newton stops at |dq| <= 1e-10 m and the next correction would be ~1/250 of that (the
+  // multiplier error shrinks by 1 + h^2 alpha / 4m per iteration), so |Phi| sits at round-off.
+  EXPECT_LT(monitor.max_Phi, 1e-11);  // m
+  // Velocity: the penalized projection leaves 1 / (1 + h^2 alpha / 4m) ~ 1/200 of the trapezoidal
+  // rule's own violation of Phi_q q' = 0, which is O(h^2) and ~1e-5 m/s here (measured 5e-8 m/s).
+  EXPECT_LT(monitor.max_Phi_dot, 1e-6);  // m/s
+  EXPECT_LT(position_error(monitor), 1e-3);  // m, against the elliptic-function solution
+  // 2 iterations a step (the multiplier error shrinks ~200-fold per iteration).
+  EXPECT_GE(stats.newton_iterations, 1.5 * stats.steps);
+  EXPECT_LE(stats.newton_iterations, 4 * stats.steps);
+  // + the initial-acceleration iterations (at least one) and their single factorization.
+  EXPECT_GE(stats.rhs_evals, stats.newton_iterations + 1);
+  EXPECT_LE(stats.rhs_evals, stats.newton_iterations + 20);
+  EXPECT_EQ(stats.jacobian_evals, stats.newton_iterations + 1);
+  EXPECT_EQ(stats.failures, 0);
+}
+
+// A second run reproduces the first exactly: run() re-initializes everything, lambda included.
+TEST_F(AlmIndex3Pendulum, RunIsRepeatable) {
+  auto sim = create(1e-3);
+  Monitor first(problem_.model), second(problem_.model);
+  sim->run(1.0, &first);
+  sim->run(1.0, &second);
+  EXPECT_EQ(first.q_final, second.q_final);
+  EXPECT_EQ(first.max_drift, second.max_drift);
+}
+
+TEST_F(AlmIndex3Pendulum, RunDoesNotAllocate) {
+  // The measurement must see both plain and Eigen allocations, or a zero below would prove nothing.
+  EXPECT_GT(testing::allocations_during([] {
+              void* volatile p = std::malloc(64);
+              std::free(p);
+            }),
+            0);
+  EXPECT_GT(testing::allocations_during([] {
+              Eigen::VectorXd x = Eigen::VectorXd::Constant(3, 1.0);
+              volatile double s = x.sum();
+              (void)s;
+            }),
+            0);
+  auto sim = create(1e-3);
+  sim->run(0.5, nullptr);  // warm-up
+  EXPECT_EQ(testing::allocations_during([&] { sim->run(0.5, nullptr); }), 0);
+}
+
+// Spatial double pendulum: dynamic sizes (nq = 6), two rods, and a duplicated rod that makes the
+// constraints redundant (rank-deficient Phi_q).
+Model spatial_double_pendulum(bool redundant) {
+  Model m;
+  m.dim = 3;
+  m.basis = Eigen::Matrix3d::Identity();
+  m.gravity = Eigen::Vector3d(0.0, -9.81, 0.0);
+  PointMass a{"A", 1.0, Eigen::Vector3d(1.0, 0.0, 0.0), Eigen::Vector3d(0.0, 0.0, 0.5)};
+  // B moves with A at first, so the initial velocities satisfy both rods.
+  PointMass b{"B", 0.5, Eigen::Vector3d(1.0, -0.6, 0.8), Eigen::Vector3d(0.0, 0.0, 0.5)};
+  m.points = {a, b};
+  m.rods = {Rod{"r1", kGround, 0, Eigen::Vector3d::Zero(), 1.0}, Rod{"r2", 0, 1, Eigen::VectorXd(), 1.0}};
+  if (redundant) m.rods.push_back(Rod{"r2bis", 0, 1, Eigen::VectorXd(), 1.0});
+  return m;
+}
+
+TEST(AlmIndex3Spatial, DoublePendulumWithRedundantRod) {
+  const Formulation* f = Registry::instance().find("alm-index3");
+  ASSERT_NE(f, nullptr);
+  const Model plain = spatial_double_pendulum(false), redundant = spatial_double_pendulum(true);
+  Monitor m_plain(plain), m_redundant(redundant);
+  // Faster than the single pendulum, so h = 5e-4 s for the same energy error (O(h^2): 1.5e-4 J at
+  // 1e-3 s, 3.7e-5 J at 5e-4 s over these 2 s).
+  const RunStats s_plain = f->create(plain, "trapezoidal", 5e-4)->run(2.0, &m_plain);
+  const RunStats s_redundant = f->create(redundant, "trapezoidal", 5e-4)->run(2.0, &m_redundant);
+  EXPECT_LT(m_plain.max_drift, 5e-5);
+  EXPECT_LT(m_redundant.max_drift, 5e-5);
+  EXPECT_LT(m_plain.max_Phi, 1e-11);
+  EXPECT_LT(m_redundant.max_Phi, 1e-11);
+  EXPECT_LT(m_plain.max_Phi_dot, 1e-6);
+  EXPECT_LT(m_redundant.max_Phi_dot, 1e-6);
+  // The duplicate rod changes nothing but how the (non-unique) multipliers split; the runs differ
+  // only by the Newton tolerance's worth, amplified by 2 s of a chaotic motion.
+  EXPECT_LT((m_plain.q_final - m_redundant.q_final).cwiseAbs().maxCoeff(), 1e-7);
+  EXPECT_LE(s_plain.newton_iterations, 4 * s_plain.steps);
+  EXPECT_LE(s_redundant.newton_iterations, 4 * s_redundant.steps);
+  auto sim = f->create(redundant, "trapezoidal", 1e-3);
+  sim->run(0.1, nullptr);
+  EXPECT_EQ(testing::allocations_during([&] { sim->run(0.1, nullptr); }), 0);
+}
+
+// Planar double pendulum, and the same motion as a spatial model (z = 0): the first runs on the
+// fixed-size 4x4 path (closed-form inverse), the second on the dynamic path (LDLT).
+Model double_pendulum(int dim) {
+  Model m;
+  m.dim = dim;
+  m.basis = Eigen::Matrix3d::Identity().leftCols(dim);
+  m.gravity = Eigen::VectorXd::Zero(dim);
+  m.gravity[1] = -9.81;
+  PointMass a{"A", 1.0, Eigen::VectorXd::Zero(dim), Eigen::VectorXd::Zero(dim)};
+  PointMass b{"B", 2.0, Eigen::VectorXd::Zero(dim), Eigen::VectorXd::Zero(dim)};
+  a.r0[0] = 1.0;
+  b.r0[0] = 1.6;
+  b.r0[1] = -0.8;
+  m.points = {a, b};
+  m.rods = {Rod{"r1", kGround, 0, Eigen::VectorXd::Zero(dim), 1.0}, Rod{"r2", 0, 1, Eigen::VectorXd(), 1.0}};
+  return m;
+}
+
+TEST(AlmIndex3DoublePendulum, FixedAndDynamicSizesAgree) {
+  const Formulation* f = Registry::instance().find("alm-index3");
+  ASSERT_NE(f, nullptr);
+  const Model planar = double_pendulum(2), spatial = double_pendulum(3);
+  Monitor m_planar(planar), m_spatial(spatial);
+  auto sim = f->create(planar, "trapezoidal", 5e-4);
+  const RunStats s_planar = sim->run(2.0, &m_planar);
+  f->create(spatial, "trapezoidal", 5e-4)->run(2.0, &m_spatial);
+  // The trapezoidal rule's O(h^2) energy error: 1.9e-4 J here, the heavy lower mass whipping round.
+  EXPECT_LT(m_planar.max_drift, 3e-4);
+  EXPECT_LT(m_planar.max_Phi, 1e-11);
+  EXPECT_LT(m_planar.max_Phi_dot, 1e-6);
+  EXPECT_LE(s_planar.newton_iterations, 4 * s_planar.steps);
+  EXPECT_NEAR(m_planar.max_drift, m_spatial.max_drift, 1e-8);
+  for (int p = 0; p < 2; ++p)
+    for (int c = 0; c < 2; ++c) EXPECT_NEAR(m_planar.q_final[2 * p + c], m_spatial.q_final[3 * p + c], 1e-8);
+  EXPECT_EQ(testing::allocations_during([&] { sim->run(0.1, nullptr); }), 0);
+}
+
+// Step-size table and timing for the report; run with --gtest_also_run_disabled_tests.
+TEST_F(AlmIndex3Pendulum, DISABLED_StepTableAndTiming) {
+  const double t_end = problem_.run.end_time;
+  std::printf("%9s %7s %11s %11s %11s %11s %8s\n", "h", "steps", "drift J", "|Phi| m", "|Phi_q v|", "pos err m",
+              "it/step");
+  for (double h : {0.05, 0.02, 0.01, 5e-3, 3e-3, 2e-3, 1.5e-3, 1.2e-3, 1.1e-3, 1e-3, 9e-4, 5e-4, 1e-4, 1e-5}) {
+    auto sim = create(h);
+    Monitor m(problem_.model);
+    try {
+      const RunStats& s = sim->run(t_end, &m);
+      std::printf("%9.2e %7ld %11.3e %11.3e %11.3e %11.3e %8.3f\n", h, s.steps, m.max_drift, m.max_Phi, m.max_Phi_dot,
+                  position_error(m), double(s.newton_iterations) / s.steps);
+    } catch (const SolverError& e) {
+      std::printf("%9.2e %s\n", h, e.what());
+    }
+  }
+  // Wall time (std::chrono) and this process's CPU time, which a shared machine disturbs less.
+  for (double h : {1e-3, 9e-4}) {
+    auto sim = create(h);
+    sim->run(t_end, nullptr);
+    std::vector<double> wall_ms, cpu_ms;
+    for (int k = 0; k < 21; ++k) {
+      const std::clock_t c0 = std::clock();
+      const auto t0 = std::chrono::steady_clock::now();
+      sim->run(t_end, nullptr);
+      const auto t1 = std::chrono::steady_clock::now();
+      const std::clock_t c1 = std::clock();
+      wall_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      cpu_ms.push_back(1e3 * double(c1 - c0) / CLOCKS_PER_SEC);
+    }
+    std::sort(wall_ms.begin(), wall_ms.end());
+    std::sort(cpu_ms.begin(), cpu_ms.end());
+    const double steps = std::ceil(t_end / h - 1e-9), wall = wall_ms[wall_ms.size() / 2];
+    std::printf("h = %g: wall median %.3f ms (min %.3f) per 10 s run, %.0f ns per step; cpu median %.3f ms\n", h,
+                wall, wall_ms[0], 1e6 * wall / steps, cpu_ms[cpu_ms.size() / 2]);
+  }
+}
+
+}  // namespace
+}  // namespace mbs

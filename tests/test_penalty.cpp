@@ -1,0 +1,205 @@
+// Formulation "penalty" (natural coordinates, trapezoidal rule with Newton on accelerations): on the
+// IFToMM planar pendulum, energy drift, constraint violations and error against the exact solution;
+// on a double pendulum, fixed- and dynamic-size code paths agree and the energy error is O(h^2);
+// no heap allocation inside run().
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <vector>
+
+#include "core/formulation.hpp"
+#include "core/natural_coordinates.hpp"
+#include "problem/problem.hpp"
+#include "reference/simple_pendulum.hpp"
+#include "support/alloc_counter.hpp"
+
+namespace mbs {
+namespace {
+
+// Max energy drift (J) and constraint violations over every step, and the final state.
+class PendulumMonitor final : public StepObserver {
+ public:
+  explicit PendulumMonitor(const Model& model) : nat_(model), Phi_(nat_.nc()), Phi_dot_(nat_.nc()) {}
+  void on_step(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) override {
+    const double E = nat_.energy(q, v);
+    if (first_) E0_ = E, first_ = false;
+    max_drift = std::max(max_drift, std::abs(E - E0_));
+    nat_.Phi(q, Phi_);
+    nat_.Phi_q_times(q, v, Phi_dot_);
+    if (Phi_.size() > 0) {
+      max_Phi = std::max(max_Phi, Phi_.cwiseAbs().maxCoeff());
+      max_Phi_dot = std::max(max_Phi_dot, Phi_dot_.cwiseAbs().maxCoeff());
+    }
+    t_final = t;
+    q_final = q;
+  }
+  double max_drift = 0.0, max_Phi = 0.0, max_Phi_dot = 0.0, t_final = 0.0;
+  Eigen::VectorXd q_final;
+
+ private:
+  NaturalCoordinates nat_;
+  Eigen::VectorXd Phi_, Phi_dot_;
+  double E0_ = 0.0;
+  bool first_ = true;
+};
+
+class PenaltyPendulum : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    problem_ = load_problem(MBS_SOURCE_DIR "/problems/planar_pendulum.yaml");
+    formulation_ = Registry::instance().find("penalty");
+    ASSERT_NE(formulation_, nullptr);
+  }
+  std::unique_ptr<Simulator> create(double h) const { return formulation_->create(problem_.model, "trapezoidal", h); }
+  // |P1(t_end) - exact| (m).
+  double position_error(const PendulumMonitor& monitor) const {
+    const int dim = problem_.model.dim, point = problem_.reference->point;
+    const Eigen::VectorXd exact = SimplePendulumExact::from_problem(problem_).position(monitor.t_final);
+    return (monitor.q_final.segment(dim * point, dim) - exact).norm();
+  }
+  Problem problem_;
+  const Formulation* formulation_ = nullptr;
+};
+
+TEST_F(PenaltyPendulum, DescribesItself) {
+  const auto integrators = formulation_->integrators();
+  ASSERT_EQ(integrators.size(), 1u);
+  EXPECT_EQ(integrators[0].name, "trapezoidal");
+  EXPECT_EQ(integrators[0].kind, SettingKind::kFixedStep);
+  EXPECT_EQ(formulation_->unsupported_reason(problem_.model), "");
+}
+
+// The largest step passing the 5e-5 J rule is 3.34e-4 s (drift 4.96e-5 J; 3.3e-4 s: 4.84e-5 J);
+// 3.2e-4 s gives 4.55e-5 J, a margin of 9%.
+TEST_F(PenaltyPendulum, EnergyDriftConstraintsAndExactSolution) {
+  const double h = 3.2e-4, t_end = problem_.run.end_time;
+  auto sim = create(h);
+  PendulumMonitor monitor(problem_.model);
+  const RunStats& stats = sim->run(t_end, &monitor);
+
+  EXPECT_EQ(stats.steps, std::lround(std::ceil(t_end / h - 1e-9)));
+  EXPECT_DOUBLE_EQ(monitor.t_final, t_end);
+  EXPECT_LT(monitor.max_drift, 5e-5);  // J, the benchmark's rule
+  // Penalty violation ~ lambda / (alpha omega^2) with lambda <= 3 m g: a few 1e-8 m.
+  EXPECT_LT(monitor.max_Phi, 1e-6);       // m
+  EXPECT_LT(monitor.max_Phi_dot, 1e-5);   // m/s
+  EXPECT_LT(position_error(monitor), 1e-3);  // m, against the elliptic-function solution
+  // Full Newton from extrapolated q'': two iterations per step at this h.
+  EXPECT_LE(stats.newton_iterations, 5 * stats.steps / 2);
+  EXPECT_EQ(stats.jacobian_evals, stats.newton_iterations + 1);  // +1: initial accelerations
+  EXPECT_EQ(stats.failures, 0);
+}
+
+TEST_F(PenaltyPendulum, RunDoesNotAllocate) {
+  // The measure must see a freed malloc block and an Eigen temporary, or a zero below proves nothing.
+  EXPECT_GT(testing::allocations_during([] {
+              void* volatile p = std::malloc(16);
+              std::free(p);
+            }),
+            0);
+  EXPECT_GT(testing::allocations_during([] {
+              Eigen::VectorXd x = Eigen::VectorXd::Constant(2, 1.0);
+              volatile double s = x.sum();
+              (void)s;
+            }),
+            0);
+
+  auto sim = create(1e-3);
+  const double t_end = problem_.run.end_time;
+  sim->run(t_end, nullptr);  // warm-up
+  EXPECT_EQ(testing::allocations_during([&] { sim->run(t_end, nullptr); }), 0);
+}
+
+// A non-positive step or an unknown integrator is refused at creation; a non-finite state in run().
+TEST_F(PenaltyPendulum, RefusesBadSettingsAndNonFiniteStates) {
+  EXPECT_THROW(create(0.0), SolverError);
+  EXPECT_THROW(formulation_->create(problem_.model, "rk4", 1e-3), SolverError);
+  Model model = problem_.model;
+  model.points[0].v0[0] = std::numeric_limits<double>::quiet_NaN();
+  auto sim = formulation_->create(model, "trapezoidal", 1e-3);
+  EXPECT_THROW(sim->run(1.0, nullptr), SolverError);
+}
+
+// Planar double pendulum, released from rest with both rods horizontal, in dim = 2 or 3 (then it
+// stays in z = 0). dim = 2 runs the fixed-size (4, 2) simulator, dim = 3 the dynamic-size one.
+Model double_pendulum(int dim) {
+  Model m;
+  m.name = "double_pendulum";
+  m.dim = dim;
+  m.basis = Eigen::Matrix3d::Identity().leftCols(dim);
+  m.gravity = Eigen::VectorXd::Zero(dim);
+  m.gravity[1] = -9.81;
+  PointMass a{"A", 1.0, Eigen::VectorXd::Zero(dim), Eigen::VectorXd::Zero(dim)};
+  PointMass b{"B", 0.5, Eigen::VectorXd::Zero(dim), Eigen::VectorXd::Zero(dim)};
+  a.r0[0] = 1.0;
+  b.r0[0] = 1.7;
+  m.points = {a, b};
+  m.rods = {Rod{"r1", kGround, 0, Eigen::VectorXd::Zero(dim), 1.0}, Rod{"r2", 0, 1, Eigen::VectorXd(), 0.7}};
+  return m;
+}
+
+TEST(PenaltyDoublePendulum, FixedAndDynamicSizesAgreeAndEnergyErrorIsSecondOrder) {
+  const Formulation* formulation = Registry::instance().find("penalty");
+  ASSERT_NE(formulation, nullptr);
+  const double h = 1e-3, t_end = 2.0;
+  const Model planar = double_pendulum(2), spatial = double_pendulum(3);
+  auto sim2 = formulation->create(planar, "trapezoidal", h);
+  auto sim3 = formulation->create(spatial, "trapezoidal", h);
+  auto sim2_half = formulation->create(planar, "trapezoidal", h / 2);
+  PendulumMonitor mon2(planar), mon3(spatial), mon2_half(planar);
+  sim2->run(t_end, &mon2);
+  sim3->run(t_end, &mon3);
+  sim2_half->run(t_end, &mon2_half);
+
+  // Same arithmetic in both code paths, and nothing leaves the plane.
+  for (int point = 0; point < 2; ++point)  // m
+    EXPECT_LT((mon2.q_final.segment(2 * point, 2) - mon3.q_final.segment(3 * point, 2)).norm(), 1e-12);
+  EXPECT_EQ(mon3.q_final[2], 0.0);
+  EXPECT_EQ(mon3.q_final[5], 0.0);
+  EXPECT_NEAR(mon3.max_drift, mon2.max_drift, 1e-12);
+
+  // Trapezoidal rule: drift 2.9e-4 J at h = 1e-3 s (energy ~18 J), a quarter of it at h / 2.
+  EXPECT_LT(mon2.max_drift, 5e-4);  // J
+  EXPECT_NEAR(mon2.max_drift / mon2_half.max_drift, 4.0, 0.3);
+  EXPECT_LT(mon2.max_Phi, 1e-5);  // m
+
+  // Neither code path allocates (the runs above were the warm-up).
+  EXPECT_EQ(testing::allocations_during([&] { sim2->run(t_end, nullptr); }), 0);
+  EXPECT_EQ(testing::allocations_during([&] { sim3->run(t_end, nullptr); }), 0);
+}
+
+// Step-size sweep behind the h chosen above (run with --gtest_also_run_disabled_tests).
+TEST_F(PenaltyPendulum, DISABLED_StepSweep) {
+  const double t_end = problem_.run.end_time;
+  std::printf("%10s %7s %11s %11s %10s %10s %8s %9s\n", "h (s)", "steps", "drift (J)", "pos err (m)", "|Phi| (m)",
+              "|Phi'|", "NR/step", "time (ms)");
+  for (double h : {5e-2, 1e-2, 5e-3, 1e-3, 5e-4, 4e-4, 3.5e-4, 3.4e-4, 3.36e-4, 3.34e-4, 3.3e-4, 3.2e-4, 3e-4, 2e-4, 1e-4}) {
+    auto sim = create(h);
+    PendulumMonitor monitor(problem_.model);
+    RunStats stats;
+    try {
+      stats = sim->run(t_end, &monitor);
+    } catch (const SolverError& e) {
+      std::printf("%10.3g  %s\n", h, e.what());
+      continue;
+    }
+    std::vector<double> ms;
+    for (int rep = 0; rep < 7; ++rep) {
+      const auto t0 = std::chrono::steady_clock::now();
+      sim->run(t_end, nullptr);
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+    std::printf("%10.3g %7ld %11.3e %11.3e %10.2e %10.2e %8.3f %9.2f\n", h, stats.steps, monitor.max_drift,
+                position_error(monitor), monitor.max_Phi, monitor.max_Phi_dot,
+                double(stats.newton_iterations) / stats.steps, ms[ms.size() / 2]);
+  }
+}
+
+}  // namespace
+}  // namespace mbs
