@@ -14,6 +14,7 @@ namespace {
 
 // The counter must see both kinds: a std::vector (operator new) and a dynamic Eigen vector (malloc).
 TEST(Allocations, CounterSeesEigenAndStdAllocations) {
+  MBS_SKIP_WITHOUT_ALLOCATION_COUNTING();
   std::vector<double>* v = nullptr;
   EXPECT_EQ(testing::allocations_during([&] { v = new std::vector<double>(10); }), 2);
   delete v;
@@ -25,6 +26,7 @@ TEST(Allocations, CounterSeesEigenAndStdAllocations) {
 class LoopAllocations : public ::testing::TestWithParam<std::pair<const Formulation*, IntegratorInfo>> {};
 
 TEST_P(LoopAllocations, RunAllocatesNothingAfterSetup) {
+  MBS_SKIP_WITHOUT_ALLOCATION_COUNTING();
   const auto& [formulation, info] = GetParam();
   const Problem p = load_problem(MBS_SOURCE_DIR "/problems/planar_pendulum.yaml");
   // A representative setting: the middle of the tuner's range (the loop's code path does not

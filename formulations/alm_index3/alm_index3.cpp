@@ -56,7 +56,7 @@ double inf_norm(const V& x) {
 }
 
 template <int NQ, int NC>
-class TrapezoidalSimulator final : public Simulator {
+class TrapezoidalSimulator final : public FixedStepSimulator {
  public:
   using Vec = Eigen::Matrix<double, NQ, 1>;
   using CVec = Eigen::Matrix<double, NC, 1>;
@@ -64,10 +64,10 @@ class TrapezoidalSimulator final : public Simulator {
   using Mat = Eigen::Matrix<double, NQ, NQ>;
 
   TrapezoidalSimulator(const Model& model, double h)
-      : Simulator(model), nat_(model), n_q_(nat_.nq()), n_c_(nat_.nc()), M_(nat_.M_diag()), Q_(nat_.Q()),
+      : FixedStepSimulator(model, h), nat_(model), n_q_(nat_.nq()), n_c_(nat_.nc()), M_(nat_.M_diag()), Q_(nat_.Q()),
         q0_(model.initial_q()), v0_(model.initial_v()), q_(n_q_), v_(n_q_), a_(n_q_), q_n_(n_q_), v_n_(n_q_),
         a_n_(n_q_), c_(n_q_), f_(n_q_), dq_(n_q_), w_(n_q_), Phi_(n_c_), lambda_(n_c_), mu_(n_c_), r_(n_c_),
-        gamma_(n_c_), Phi_q_(n_c_, n_q_), T_(n_q_, n_q_), ldlt_(n_q_), h_nominal_(h) {
+        gamma_(n_c_), Phi_q_(n_c_, n_q_), T_(n_q_, n_q_), ldlt_(n_q_) {
     m_ref_ = n_q_ > 0 ? M_.maxCoeff() : 1.0;
     double length = 0.0;
     for (const Rod& rod : model.rods) length = std::max(length, rod.length);
@@ -76,26 +76,20 @@ class TrapezoidalSimulator final : public Simulator {
   }
 
  private:
-  void do_initialize() override {
-    t_ = 0.0;
-    i_ = 0;
+  void do_initialize_state() override {
     q_ = q0_;
     v_ = v0_;
     initial_accelerations();
   }
 
-  void do_step(double t_end) override {
-    if (i_ == 0) {
-      n_steps_ = std::max<long>(1, std::lround(std::ceil(t_end / h_nominal_ - 1e-9)));
-      set_step(t_end / n_steps_);
-    }
+  // The penalty alpha depends on h (see kMinPenaltyRatio).
+  void do_step_size_chosen(double h) override { set_step(h); }
+
+  void do_fixed_step(double /*h*/) override {  // h_ was set by set_step()
     newton();
     project_velocities_and_accelerations();
-    ++i_;
-    t_ = i_ == n_steps_ ? t_end : i_ * h_;
   }
 
-  double do_time() const override { return t_; }
   void do_model_state() override {
     q_model_ = q_;
     v_model_ = v_;
@@ -183,7 +177,7 @@ class TrapezoidalSimulator final : public Simulator {
       ++stats_.rhs_evals;
       ++stats_.jacobian_evals;
       ++stats_.newton_iterations;
-      const double t_new = (i_ + 1) * h_;
+      const double t_new = time() + h_;
       if (!dq_.allFinite() || !lambda_.allFinite())
         throw SolverError(fmt::format("alm-index3: non-finite state at t = {:.9g} s", t_new));
       const double dq_norm = inf_norm(dq_);
@@ -226,13 +220,13 @@ class TrapezoidalSimulator final : public Simulator {
     solve(w_, dq_);
     a_ -= dq_;
     if (!v_.allFinite() || !a_.allFinite())
-      throw SolverError(fmt::format("alm-index3: non-finite state at t = {:.9g} s", (i_ + 1) * h_));
+      throw SolverError(fmt::format("alm-index3: non-finite state at t = {:.9g} s", time() + h_));
   }
 
   NaturalCoordinates nat_;
   int n_q_, n_c_;
   Vec M_, Q_, q0_, v0_;
-  Vec q_, v_, a_;         // state at t_
+  Vec q_, v_, a_;         // state at time()
   Vec q_n_, v_n_, a_n_;   // state at the start of the step
   Vec c_, f_, dq_, w_;    // c = q_n + h q'_n + h^2/4 q''_n; residual; correction; scratch
   CVec Phi_, lambda_, mu_, r_, gamma_;
@@ -240,9 +234,8 @@ class TrapezoidalSimulator final : public Simulator {
   Mat T_;                 // Newton tangent f_q (also the projection matrix)
   Mat T_inv_;             // f_q^-1 (tiny fixed sizes)
   Eigen::LDLT<Mat> ldlt_;  // f_q = L D L^T (otherwise)
-  double h_nominal_, h_ = 0.0, h24_ = 0.0, t_ = 0.0;
+  double h_ = 0.0, h24_ = 0.0;  // step size (set_step()) and h^2/4
   double m_ref_ = 1.0, alpha_ = 0.0, alpha_acc_ = 0.0, tol_q_ = 0.0;
-  long i_ = 0, n_steps_ = 1;
 };
 
 // Fixed sizes for the smallest planar systems (pendulum, double pendulum), dynamic otherwise.

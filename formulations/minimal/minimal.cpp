@@ -11,33 +11,21 @@ namespace mbs::minimal {
 namespace {
 
 template <int N, int NQ>
-class Rk4Simulator final : public Simulator {
+class Rk4Simulator final : public FixedStepSimulator {
  public:
   using Ode = MinimalOde<N, NQ>;
   Rk4Simulator(const Model& model, JointTree tree, double h)
-      : Simulator(model), tree_(std::move(tree)), ode_(model, tree_), rk_(ode_), y_(ode_.size()), h_nominal_(h) {}
+      : FixedStepSimulator(model, h), tree_(std::move(tree)), ode_(model, tree_), rk_(ode_), y_(ode_.size()) {}
 
  private:
-  void do_initialize() override {
-    ode_.initial_state(*model_, y_);
-    t_ = 0.0;
-    i_ = 0;
-  }
-  void do_step(double t_end) override {
-    if (i_ == 0) n_ = std::max<long>(1, std::lround(std::ceil(t_end / h_nominal_ - 1e-9))), h_ = t_end / n_;
-    rk_.step(t_, h_, y_, stats_);
-    ++i_;
-    t_ = i_ == n_ ? t_end : i_ * h_;
-  }
-  double do_time() const override { return t_; }
+  void do_initialize_state() override { ode_.initial_state(*model_, y_); }
+  void do_fixed_step(double h) override { rk_.step(time(), h, y_, stats_); }
   void do_model_state() override { ode_.model_state(y_, q_model_, v_model_); }
 
   JointTree tree_;
   Ode ode_;
   Rk4<Ode> rk_;
   typename Ode::State y_;
-  double h_nominal_, h_ = 0.0, t_ = 0.0;
-  long i_ = 0, n_ = 1;
 };
 
 template <int N, int NQ>

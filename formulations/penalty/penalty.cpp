@@ -41,7 +41,7 @@ constexpr int kMaxNewtonIterations = 20;
 // Sizes: NQ natural coordinates, NC rods; fixed for the smallest planar systems (half the run time of
 // the dynamic-size code on the pendulum), Eigen::Dynamic otherwise.
 template <int NQ, int NC>
-class TrapezoidalSimulator final : public Simulator {
+class TrapezoidalSimulator final : public FixedStepSimulator {
   using VecQ = Eigen::Matrix<double, NQ, 1>;
   using VecC = Eigen::Matrix<double, NC, 1>;
   using MatCQ = Eigen::Matrix<double, NC, NQ>;
@@ -49,14 +49,13 @@ class TrapezoidalSimulator final : public Simulator {
 
  public:
   TrapezoidalSimulator(const Model& model, double h)
-      : Simulator(model),
+      : FixedStepSimulator(model, h),
         nat_(model),
         nq_(nat_.nq()),
         nc_(nat_.nc()),
         M_(nat_.M_diag()),
         Q_(nat_.Q()),
         alpha_(kAlphaPerMass * (nq_ > 0 ? M_.maxCoeff() : 1.0)),
-        h_nominal_(h),
         q0_(model.initial_q()),
         v0_(model.initial_v()),
         q_(nq_), v_(nq_), a_(nq_), a_prev_(nq_),
@@ -69,11 +68,9 @@ class TrapezoidalSimulator final : public Simulator {
   }
 
  private:
-  void do_initialize() override {
+  void do_initialize_state() override {
     q_ = q0_;
     v_ = v0_;
-    t_ = 0.0;
-    i_ = 0;
     // The penalty equation is linear in q'' at fixed q, q': one Newton iteration at h = 0 from
     // q'' = 0 solves (M + alpha Phi_q^T Phi_q) q'' = Q - alpha Phi_q^T (...) exactly.
     a_.setZero();
@@ -87,12 +84,11 @@ class TrapezoidalSimulator final : public Simulator {
     if (!a_.allFinite()) throw SolverError("penalty: non-finite initial accelerations");
   }
 
-  void do_step(double t_end) override {
-    if (i_ == 0) n_ = std::max<long>(1, std::lround(std::ceil(t_end / h_nominal_ - 1e-9))), h_ = t_end / n_;
-    const double h = h_;
+  void do_fixed_step(double h) override {
     // Predictor: q'' extrapolated linearly, error O(h^2) rather than O(h) for q''_n (pendulum at
-    // h = 1e-3 s: 2.0 Newton iterations per step instead of 2.7); the first step has no history.
-    if (i_ > 0)
+    // h = 1e-3 s: 2.0 Newton iterations per step instead of 2.7); the first step (time() == 0) has
+    // no history.
+    if (time() > 0.0)
       a_new_ = 2.0 * a_ - a_prev_;
     else
       a_new_ = a_;
@@ -109,23 +105,20 @@ class TrapezoidalSimulator final : public Simulator {
       if (it == kMaxNewtonIterations || !std::isfinite(da_norm)) {
         ++stats_.failures;
         throw SolverError(fmt::format("penalty: Newton-Raphson did not converge at t = {:.9g} s (|dq''| = {:.3g})",
-                                      t_ + h, da_norm));
+                                      time() + h, da_norm));
       }
     }
     advance(h);  // q, q' from the converged q''
     if (!q_new_.allFinite() || !v_new_.allFinite() || !a_new_.allFinite()) {
       ++stats_.failures;
-      throw SolverError(fmt::format("penalty: non-finite state at t = {:.9g} s", t_ + h));
+      throw SolverError(fmt::format("penalty: non-finite state at t = {:.9g} s", time() + h));
     }
     q_.swap(q_new_);
     v_.swap(v_new_);
     a_prev_.swap(a_);
     a_.swap(a_new_);
-    ++i_;
-    t_ = i_ == n_ ? t_end : i_ * h_;
   }
 
-  double do_time() const override { return t_; }
   void do_model_state() override {
     q_model_ = q_;
     v_model_ = v_;
@@ -186,8 +179,6 @@ class TrapezoidalSimulator final : public Simulator {
   VecQ M_, Q_;          // diagonal of M (kg), applied forces Q (N)
   double alpha_;        // kg
   double accel_floor_;  // m/s^2, gravity's accelerations: Newton's scale when q'' vanishes
-  double h_nominal_, h_ = 0.0, t_ = 0.0;
-  long i_ = 0, n_ = 1;
   VecQ q0_, v0_;
   VecQ q_, v_, a_, a_prev_;     // state at t_n (a = q''), and q'' at t_{n-1}
   VecQ q_new_, v_new_, a_new_;  // Newton iterate at t_n + h

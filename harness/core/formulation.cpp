@@ -29,6 +29,24 @@ void Simulator::report(StepObserver* observer) {
   observer->on_step(do_time(), q_model_, v_model_);
 }
 
+void FixedStepSimulator::do_initialize() {
+  t_ = 0.0;
+  i_ = 0;
+  do_initialize_state();
+}
+
+void FixedStepSimulator::do_step(double t_end) {
+  if (i_ == 0) {
+    // The 1e-9 keeps a t_end / h_nominal that is whole up to round-off from gaining a step.
+    n_ = std::max<long>(1, std::lround(std::ceil(t_end / h_nominal_ - 1e-9)));
+    h_ = t_end / n_;
+    do_step_size_chosen(h_);
+  }
+  do_fixed_step(h_);
+  ++i_;
+  t_ = i_ == n_ ? t_end : i_ * h_;
+}
+
 Registry& Registry::instance() {
   static Registry registry;
   return registry;

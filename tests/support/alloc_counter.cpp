@@ -12,6 +12,19 @@ inline void count() {
 }
 }  // namespace
 
+// Under AddressSanitizer the allocator belongs to ASan: no interposition, counting unsupported.
+#if defined(__SANITIZE_ADDRESS__)
+#define MBS_COUNT_ALLOCATIONS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MBS_COUNT_ALLOCATIONS 0
+#endif
+#endif
+#ifndef MBS_COUNT_ALLOCATIONS
+#define MBS_COUNT_ALLOCATIONS 1
+#endif
+
+#if MBS_COUNT_ALLOCATIONS
 // glibc lets the executable define malloc; forward to the real allocator.
 extern "C" void* __libc_malloc(std::size_t);
 extern "C" void* malloc(std::size_t n) {
@@ -34,8 +47,11 @@ void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 #pragma GCC diagnostic pop
+#endif
 
 namespace mbs::testing {
+
+bool allocation_counting_supported() { return MBS_COUNT_ALLOCATIONS != 0; }
 
 void start_counting_allocations() {
   g_allocations = 0;
