@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <ctime>
 #include <filesystem>
 #include <fmt/format.h>
@@ -23,7 +24,14 @@ using namespace mbs;
 
 namespace {
 
-constexpr int kExitOk = 0, kExitCaseFailed = 1, kExitBadInput = 2;
+constexpr int kExitOk = 0, kExitCaseFailed = 1, kExitBadInput = 2, kExitInterrupted = 130;
+
+// Ctrl-C: finish the current case, then stop without writing results; a second Ctrl-C kills.
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void on_interrupt(int) {
+  g_interrupted = 1;
+  std::signal(SIGINT, SIG_DFL);
+}
 
 std::vector<std::string> problem_names(const std::string& dir) {
   std::vector<std::string> names;
@@ -96,7 +104,7 @@ int main(int argc, char** argv) {
   std::string problem_arg, formulation_arg = "all", problems_dir = MBS_SOURCE_DIR "/problems", results_dir = "results";
   std::string compare;
   bool list = false, verbose = false, no_write = false;
-  double min_time = 0.3;
+  double min_time = 0.3, timeout = 0.0;
   std::optional<double> step, tol;
   app.add_option("-p,--problem", problem_arg,
                  "problem name from the problems folder, 'all', or a path to a problem YAML file");
@@ -105,6 +113,10 @@ int main(int argc, char** argv) {
   app.add_flag("-l,--list", list, "list problems, formulations and their integrators, then exit");
   app.add_option("--step", step, "run fixed-step cases at this step (s) instead of tuning it")->check(CLI::PositiveNumber);
   app.add_option("--tol", tol, "run adaptive cases at this tolerance instead of tuning it")->check(CLI::PositiveNumber);
+  app.add_option("--timeout", timeout,
+                 "wall-clock seconds allowed per case (tuning, verification and timing); a case over it "
+                 "ends with status error (default: no limit)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--min-time", min_time, "CPU seconds spent timing each case (default 0.3)")->check(CLI::PositiveNumber);
   app.add_option("--problems-dir", problems_dir, "folder of problem files (default: the source tree's problems/)");
   app.add_option("--results", results_dir, "folder the results are written to (default: ./results)");
@@ -153,6 +165,8 @@ int main(int argc, char** argv) {
   options.step = step;
   options.tolerance = tol;
   options.min_time_s = min_time;
+  options.timeout_s = timeout;
+  std::signal(SIGINT, on_interrupt);
 
   int exit_code = kExitOk;
   for (const Problem& problem : problems) {
@@ -166,6 +180,7 @@ int main(int argc, char** argv) {
     report.kernel = time_calls([] { calibration_kernel(); }, min_time);
     spdlog::info("{}: calibration kernel {:.3f} us", problem.name, report.kernel.median_s * 1e6);
     for (const auto& [f, info] : cases) {
+      if (g_interrupted) break;
       spdlog::info("{}: {}/{} ...", problem.name, f->name(), info.name);
       report.rows.push_back(run_case(problem, *f, info, options));
       const CaseResult& r = report.rows.back();
@@ -174,6 +189,11 @@ int main(int argc, char** argv) {
     }
     rank_cases(report.rows, report.kernel.median_s);
     fmt::print("{}\n", format_table(report));
+    if (g_interrupted) {
+      std::cerr << fmt::format("bench: interrupted after {} of {} cases of {}; no results written\n",
+                               report.rows.size(), cases.size(), problem.name);
+      return kExitInterrupted;
+    }
     if (!compare.empty()) {
       try {
         const std::vector<std::string> regressions = compare_with_baseline(report, compare);

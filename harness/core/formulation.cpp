@@ -1,9 +1,19 @@
 #include "core/formulation.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 namespace mbs {
+
+namespace {
+std::atomic<bool> g_cancel{false};
+}  // namespace
+
+void request_cancellation(bool on) { g_cancel.store(on, std::memory_order_relaxed); }
+bool cancellation_requested() { return g_cancel.load(std::memory_order_relaxed); }
 
 const RunStats& Simulator::run(double t_end, StepObserver* observer) {
   if (!(t_end > 0.0) || !std::isfinite(t_end)) throw SolverError("end time must be positive and finite");
@@ -17,8 +27,11 @@ const RunStats& Simulator::run(double t_end, StepObserver* observer) {
     do_step(t_end);
     ++stats_.steps;
     const double t = do_time();
-    if (!std::isfinite(t) || !(t > t_before)) throw SolverError("time did not advance (step size underflow)");
+    if (!std::isfinite(t) || !(t > t_before))
+      throw SolverError(fmt::format("time did not advance at t = {:.9g} s (step size underflow)", t_before));
     report(observer);
+    if (g_cancel.load(std::memory_order_relaxed))
+      throw SolverError(fmt::format("cancelled at t = {:.9g} s: the case exceeded its time budget", t));
   }
   return stats_;
 }

@@ -54,6 +54,12 @@ class StepObserver {
   virtual void on_step(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) = 0;
 };
 
+// Cooperative cancellation of every run in the process: the harness's watchdog sets it when a
+// case exceeds its time budget (--timeout); Simulator::run checks it once per step (a relaxed
+// atomic load) and throws a SolverError saying so.
+void request_cancellation(bool on);
+bool cancellation_requested();
+
 class Simulator {
  public:
   explicit Simulator(const Model& model) : model_(&model), q_model_(model.nq()), v_model_(model.nq()) {}

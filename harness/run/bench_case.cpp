@@ -1,12 +1,47 @@
 #include "run/bench_case.hpp"
 
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <fmt/format.h>
+#include <mutex>
 #include <spdlog/spdlog.h>
+#include <thread>
 
 namespace mbs {
 
 namespace {
+
+// Requests cancellation of the runs when the budget is spent; lifted again when the case ends.
+class Watchdog {
+ public:
+  explicit Watchdog(double seconds) {
+    if (seconds <= 0) return;
+    thread_ = std::thread([this, seconds] {
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (!cv_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return done_; }))
+        request_cancellation(true);
+    });
+  }
+  ~Watchdog() {
+    if (thread_.joinable()) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        done_ = true;
+      }
+      cv_.notify_all();
+      thread_.join();
+    }
+    request_cancellation(false);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
 std::string setting_text(SettingKind kind, double s) {
   return kind == SettingKind::kFixedStep ? fmt::format("h = {:.4g} s", s) : fmt::format("tol = {:.3g}", s);
 }
@@ -14,6 +49,14 @@ std::string setting_text(SettingKind kind, double s) {
 
 CaseResult run_case(const Problem& problem, const Formulation& formulation, const IntegratorInfo& info,
                     const CaseOptions& options) {
+  const Watchdog watchdog(options.timeout_s);
+  auto timed_out = [&](CaseResult& row, const char* phase) {
+    if (!cancellation_requested()) return false;
+    row.status = "error";
+    row.message = fmt::format("exceeded its time budget of {:g} s (--timeout) while {}", options.timeout_s, phase);
+    row.timing.reset();
+    return true;
+  };
   CaseResult row;
   row.formulation = formulation.name();
   row.integrator = info.name;
@@ -34,6 +77,7 @@ CaseResult run_case(const Problem& problem, const Formulation& formulation, cons
   } else {
     const TuneResult tr = tune(problem, formulation, info, options.tuner);
     row.trials = static_cast<int>(tr.trials.size());
+    if (timed_out(row, "tuning")) return row;
     row.tuned = true;
     spdlog::debug("{}: {} trials", row.case_name(), tr.trials.size());
     for (const Trial& t : tr.trials)
@@ -67,6 +111,7 @@ CaseResult run_case(const Problem& problem, const Formulation& formulation, cons
     return row;
   }
   row.score = score_run(problem, *sim, observer);
+  if (timed_out(row, "verifying")) return row;
   row.history = observer.history();
   if (!row.score.completed) {
     row.status = "error";
@@ -85,6 +130,7 @@ CaseResult run_case(const Problem& problem, const Formulation& formulation, cons
     const double t_end = problem.run.end_time;
     row.timing = time_calls([&] { sim->run(t_end, nullptr); }, options.min_time_s);
   } catch (const SolverError& e) {
+    if (timed_out(row, "timing")) return row;
     row.status = "error";
     row.message = fmt::format("failed while timing: {}", e.what());
   }

@@ -77,6 +77,7 @@ TuneResult tune(const Problem& problem, const Formulation& formulation, const In
   };
   int run_start = -1;
   for (size_t i = 0; i + options.confirm < grid.size() && run_start < 0; ++i) {
+    if (cancellation_requested()) return result;  // out of time: the caller reports it
     if (!pass_coarse(i)) continue;
     bool robust = true;
     for (size_t k = i; k < i + options.confirm && robust; ++k) robust = pass_coarse(k + 1) && pass_middle(k);

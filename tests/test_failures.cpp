@@ -1,0 +1,138 @@
+// Failing solvers end their case with status "error" and the reason; the other cases still run;
+// results are written whole or not at all.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/formulation.hpp"
+#include "report/report.hpp"
+#include "run/bench_case.hpp"
+
+namespace mbs {
+namespace {
+
+const Problem& pendulum() {
+  static const Problem p = load_problem(MBS_SOURCE_DIR "/problems/planar_pendulum.yaml");
+  return p;
+}
+
+CaseResult run(const Problem& p, const std::string& formulation, const std::string& integrator, CaseOptions o) {
+  o.min_time_s = 0.01;
+  const Formulation* f = Registry::instance().find(formulation);
+  for (const IntegratorInfo& info : f->integrators())
+    if (info.name == integrator) return run_case(p, *f, info, o);
+  ADD_FAILURE() << "no integrator " << integrator;
+  return {};
+}
+
+::testing::AssertionResult is_error_with(const CaseResult& r, const std::string& text) {
+  if (r.status != "error") return ::testing::AssertionFailure() << "status " << r.status << ": " << r.message;
+  if (r.message.find(text) == std::string::npos)
+    return ::testing::AssertionFailure() << "message '" << r.message << "' lacks '" << text << "'";
+  return ::testing::AssertionSuccess();
+}
+
+TEST(Failures, NewtonRaphsonThatDoesNotConverge) {
+  CaseOptions o;
+  o.step = 0.5;  // s: absurd for a pendulum of period 2.4 s
+  EXPECT_TRUE(is_error_with(run(pendulum(), "penalty", "trapezoidal", o), "penalty: Newton-Raphson did not converge at t = "));
+  EXPECT_TRUE(is_error_with(run(pendulum(), "alm-index3", "trapezoidal", o), "alm-index3: Newton-Raphson did not converge at t = "));
+}
+
+TEST(Failures, IdaErrorFlag) {
+  CaseOptions o;
+  o.tolerance = 0.1;
+  EXPECT_TRUE(is_error_with(run(pendulum(), "ida-index3", "bdf", o), "IDASolve failed with flag -4 (IDA_CONV_FAIL) at t = "));
+}
+
+TEST(Failures, StepSizeUnderflow) {
+  CaseOptions o;
+  o.tolerance = 1e-300;
+  EXPECT_TRUE(is_error_with(run(pendulum(), "minimal", "dopri5", o), "step size underflow"));
+}
+
+TEST(Failures, NonFiniteState) {
+  Problem p = pendulum();
+  p.model.gravity *= 1e306;  // the first step overflows to inf, then NaN
+  CaseOptions o;
+  o.step = 0.01;
+  EXPECT_TRUE(is_error_with(run(p, "minimal", "rk4", o), "non-finite state"));
+}
+
+TEST(Failures, TimeBudgetExceeded) {
+  CaseOptions o;
+  o.timeout_s = 0.02;  // tuning IDA takes about a second
+  EXPECT_TRUE(is_error_with(run(pendulum(), "ida-index3", "bdf", o), "exceeded its time budget of 0.02 s (--timeout) while tuning"));
+  EXPECT_FALSE(cancellation_requested()) << "the budget must not leak into the next case";
+  o.timeout_s = 0;
+  o.tolerance = 1e-6;
+  EXPECT_EQ(run(pendulum(), "ida-index3", "bdf", o).status, "fail");  // runs normally again
+}
+
+TEST(Failures, UnsupportedModelGivesItsReason) {
+  Problem p = pendulum();
+  // A closed loop (two rods to the same point) has no joint-coordinate tree.
+  Rod second = p.model.rods[0];
+  second.name = "rod2";
+  p.model.rods.push_back(second);
+  const CaseResult r = run(p, "minimal", "rk4", {});
+  EXPECT_EQ(r.status, "unsupported");
+  EXPECT_EQ(r.message, "closed loop at point P1: joint coordinates need a tree");
+}
+
+// End to end through the command line: one case errors, the others still run and pass, the exit
+// code says a case failed, and the JSON carries the status and reason.
+TEST(Failures, OtherCasesStillRunAndTheExitCodeTells) {
+  namespace fs = std::filesystem;
+  const fs::path out = fs::temp_directory_path() / ("mbs_failures_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const std::string cmd = std::string(MBS_BENCH_EXE) +
+                          " -p planar_pendulum -f penalty,minimal/rk4 --step 0.5 --min-time 0.01 --results " +
+                          out.string() + " > " + (out.string() + ".log") + " 2>&1";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  std::ifstream in(out / "planar_pendulum" / "summary.json");
+  ASSERT_TRUE(in) << "no summary written";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string json = ss.str();
+  EXPECT_NE(json.find("\"status\": \"error\""), std::string::npos);
+  EXPECT_NE(json.find("penalty: Newton-Raphson did not converge"), std::string::npos);
+  // minimal/rk4 at h = 0.5 s runs to the end (and fails the rule): a row of its own.
+  EXPECT_NE(json.find("\"integrator\": \"rk4\""), std::string::npos);
+  EXPECT_NE(json.find("\"status\": \"fail\""), std::string::npos);
+  fs::remove_all(out);
+  fs::remove(out.string() + ".log");
+}
+
+// A failing write leaves the previous results whole.
+TEST(Failures, ResultsAreWrittenWholeOrNotAtAll) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("mbs_atomic_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "planar_pendulum");
+  std::ofstream(root / "planar_pendulum" / "summary.json") << "previous";
+  BenchReport report;
+  report.problem = &pendulum();
+  CaseResult bad;
+  bad.formulation = "no/such/dir";  // its history file cannot be created: the write fails midway
+  bad.integrator = "x";
+  bad.history.push_back({0, 0, 0, 0, 0, 0});
+  report.rows.push_back(bad);
+  EXPECT_THROW(write_results(report, root.string()), std::runtime_error);
+  std::ifstream in(root / "planar_pendulum" / "summary.json");
+  std::string text;
+  in >> text;
+  EXPECT_EQ(text, "previous");
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(root)) ++entries;
+  EXPECT_EQ(entries, 1u) << "a staging folder was left behind";
+  fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace mbs
