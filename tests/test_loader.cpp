@@ -98,7 +98,41 @@ TEST(Loader, JointNamingAMissingBody) {
 
 TEST(Loader, InitialStateViolatingAJoint) {
   EXPECT_EQ(error_of(replace(kGood, "    b: {body: P1}\n", "    b: {body: P1}\n    length: 1.5\n")),
-            "bad.yaml:14:13: initial state violates joint rod: end points are 1 m apart, length is 1.5 m");
+            "bad.yaml:14:13: initial state violates joint rod: end points are 1 m apart, length is 1.5 m "
+            "(fix the positions, or run with --project-initial-state)");
+}
+
+TEST(Loader, InitialVelocityViolatingAJoint) {
+  // Moving along the rod towards the pivot at 2 m/s.
+  EXPECT_EQ(error_of(replace(kGood, "    position: [-1.0, 0.0, 0.0]\n",
+                             "    position: [-1.0, 0.0, 0.0]\n    velocity: [2.0, 0.0, 0.0]\n")),
+            "bad.yaml:11:5: initial velocities violate joint rod: the distance between its ends changes at -2 m/s "
+            "(fix the velocities, or run with --project-initial-state)");
+}
+
+TEST(Loader, ProjectInitialStateOntoTheConstraints) {
+  // P1 at 1.5 m from the pivot on a 1 m rod, moving radially and tangentially.
+  const std::string text = replace(replace(kGood, "    b: {body: P1}\n", "    b: {body: P1}\n    length: 1.0\n"),
+                                   "    position: [-1.0, 0.0, 0.0]\n",
+                                   "    position: [-1.2, 0.9, 0.0]\n    velocity: [1.0, 2.0, 0.0]\n");
+  const Problem p = load_problem_text(text, "bad.yaml", LoadOptions{true});
+  const Eigen::VectorXd r = p.model.points[0].r0, v = p.model.points[0].v0;
+  EXPECT_NEAR(r.norm(), 1.0, 1e-12);                 // on the rod's circle
+  EXPECT_NEAR(r[1] / r[0], 0.9 / -1.2, 1e-12);       // the nearest point: along the same ray
+  EXPECT_NEAR(r.dot(v), 0.0, 1e-12);                 // no radial velocity left
+  // Only the radial part was removed: the tangential one is unchanged.
+  const Eigen::Vector2d t(-r[1], r[0]);
+  EXPECT_NEAR(v.dot(t), Eigen::Vector2d(1.0, 2.0).dot(t), 1e-12);
+}
+
+TEST(Loader, NonPositiveLength) {
+  EXPECT_EQ(error_of(replace(kGood, "    b: {body: P1}\n", "    b: {body: P1}\n    length: 0\n")),
+            "bad.yaml:14:13: length of rod must be positive, got 0");
+}
+
+TEST(Loader, NonUnitPlaneAxis) {
+  EXPECT_EQ(error_of(replace(kGood, "space: planar\n", "space: planar\nplane: {e1: [2, 0, 0], e2: [0, 1, 0]}\n")),
+            "bad.yaml:3:13: plane.e1 must be a unit vector (|e1| = 2)");
 }
 
 TEST(Loader, PointOutsideThePlaneOfMotion) {

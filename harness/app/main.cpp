@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
   CLI::App app{"mbsbench: which multibody formulation reaches the required accuracy in the least CPU time?"};
   std::string problem_arg, formulation_arg = "all", problems_dir = MBS_SOURCE_DIR "/problems", results_dir = "results";
   std::string compare;
-  bool list = false, verbose = false, no_write = false;
+  bool list = false, verbose = false, no_write = false, project_initial_state = false;
   double min_time = 0.3, timeout = 0.0;
   std::optional<double> step, tol;
   app.add_option("-p,--problem", problem_arg,
@@ -124,6 +124,8 @@ int main(int argc, char** argv) {
   app.add_option("--compare", compare,
                  "baseline summary.json to compare with (single problem): exit 1 if a passing case no longer "
                  "passes, needs >1.25x the steps, or its normalized time grew >3x");
+  app.add_flag("--project-initial-state", project_initial_state,
+               "project an initial state that violates the constraints onto them instead of rejecting the file");
   app.add_flag("-v,--verbose", verbose, "log progress and every tuner trial");
   CLI11_PARSE(app, argc, argv);
 
@@ -154,7 +156,7 @@ int main(int argc, char** argv) {
                                                 fmt::join(problem_names(problems_dir), ", ")));
       files.push_back(f.string());
     }
-    for (const std::string& f : files) problems.push_back(load_problem(f));
+    for (const std::string& f : files) problems.push_back(load_problem(f, LoadOptions{project_initial_state}));
     cases = select_cases(formulation_arg);
   } catch (const std::exception& e) {
     std::cerr << "bench: " << e.what() << "\n";

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/natural_coordinates.hpp"
 #include "problem/problem.hpp"
 
 namespace mbs {
@@ -154,7 +155,10 @@ void read_bodies(const Reader& rd, const Frame& frame, const YAML::Node& root, M
   }
 }
 
-void read_joints(const Reader& rd, const Frame& frame, const YAML::Node& root, Model& model) {
+// Where each rod was written, for messages about the initial state.
+using JointMarks = std::vector<YAML::Node>;
+
+void read_joints(const Reader& rd, const Frame& frame, const YAML::Node& root, Model& model, JointMarks& marks) {
   const YAML::Node joints = root["joints"];
   if (!joints) return;
   if (!joints.IsSequence()) rd.fail(joints, "joints must be a list");
@@ -194,11 +198,61 @@ void read_joints(const Reader& rd, const Frame& frame, const YAML::Node& root, M
     const double initial = (ra - model.points[ib].r0).norm();
     rod.length = j["length"] ? rd.positive(j["length"], "length of " + rod.name) : initial;
     if (!(rod.length > 0.0)) rd.fail(j, fmt::format("joint {} has zero length in the initial configuration", rod.name));
-    if (std::abs(initial - rod.length) > 1e-9 * rod.length)
-      rd.fail(j["length"] ? j["length"] : j, fmt::format("initial state violates joint {}: end points are {} m apart, length is {} m",
-                                       rod.name, initial, rod.length));
+    marks.push_back(j["length"] ? j["length"] : j);
     model.rods.push_back(std::move(rod));
   }
+}
+
+// Checks the initial state against the constraints at position and velocity level; projects it
+// when asked (and checks again), else fails at the first violated joint with the violation.
+void check_initial_state(const Reader& rd, const JointMarks& marks, Model& model, bool project) {
+  if (model.nc() == 0) return;
+  const NaturalCoordinates nat(model);
+  Eigen::VectorXd q = model.initial_q(), v = model.initial_v(), phi(model.nc()), phi_v(model.nc());
+  const double v_scale = 1.0 + (v.size() ? v.cwiseAbs().maxCoeff() : 0.0);
+  auto violated = [&](int& which, bool& velocity) {
+    nat.Phi(q, phi);
+    nat.Phi_q_times(q, v, phi_v);
+    for (int k = 0; k < model.nc(); ++k) {
+      if (!(std::abs(phi[k]) <= kInitialTolerance * model.rods[k].length)) return which = k, velocity = false, true;
+      if (!(std::abs(phi_v[k]) <= kInitialTolerance * v_scale)) return which = k, velocity = true, true;
+    }
+    return false;
+  };
+  int k = 0;
+  bool velocity = false;
+  if (!violated(k, velocity)) return;
+  if (project) {
+    const Eigen::VectorXd Minv = nat.M_diag().cwiseInverse();
+    Eigen::MatrixXd J(model.nc(), model.nq());
+    for (int it = 0; it < 50; ++it) {  // Gauss-Newton, minimum mass-weighted correction
+      nat.Phi(q, phi);
+      if (phi.cwiseAbs().maxCoeff() < 1e-3 * kInitialTolerance) break;
+      nat.Phi_q(q, J);
+      const Eigen::MatrixXd S = J * Minv.asDiagonal() * J.transpose();
+      q -= Minv.asDiagonal() * J.transpose() * S.completeOrthogonalDecomposition().solve(phi);
+    }
+    nat.Phi_q(q, J);
+    const Eigen::MatrixXd S = J * Minv.asDiagonal() * J.transpose();
+    v -= Minv.asDiagonal() * J.transpose() * S.completeOrthogonalDecomposition().solve(J * v);
+    if (!violated(k, velocity)) {
+      for (size_t i = 0; i < model.points.size(); ++i) {
+        model.points[i].r0 = q.segment(model.dim * i, model.dim);
+        model.points[i].v0 = v.segment(model.dim * i, model.dim);
+      }
+      return;
+    }
+    rd.fail(marks[k], fmt::format("initial state of joint {} could not be projected onto the constraints", model.rods[k].name));
+  }
+  const Rod& rod = model.rods[k];
+  const Eigen::VectorXd ra = rod.a == kGround ? rod.ground_a : model.points[rod.a].r0;
+  if (!velocity)
+    rd.fail(marks[k], fmt::format("initial state violates joint {}: end points are {} m apart, length is {} m "
+                                  "(fix the positions, or run with --project-initial-state)",
+                                  rod.name, (ra - model.points[rod.b].r0).norm(), rod.length));
+  rd.fail(marks[k], fmt::format("initial velocities violate joint {}: the distance between its ends changes at {:.6g} m/s "
+                                "(fix the velocities, or run with --project-initial-state)",
+                                rod.name, phi_v[k]));
 }
 
 }  // namespace
@@ -209,7 +263,7 @@ const std::vector<std::string>& known_metrics() {
   return metrics;
 }
 
-Problem load_problem_text(const std::string& yaml_text, const std::string& file_name) {
+Problem load_problem_text(const std::string& yaml_text, const std::string& file_name, const LoadOptions& options) {
   Reader rd(file_name);
   YAML::Node root;
   try {
@@ -231,7 +285,9 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
     const Frame frame{rd, model};
     model.gravity = frame.direction(rd.required(root, "gravity", "the problem"), "gravity");
     read_bodies(rd, frame, root, model);
-    read_joints(rd, frame, root, model);
+    JointMarks marks;
+    read_joints(rd, frame, root, model, marks);
+    check_initial_state(rd, marks, model, options.project_initial_state);
 
     const YAML::Node run = rd.required(root, "run", "the problem");
     rd.expect_map(run, "run", {"end_time", "output_interval", "history_point"});
@@ -277,12 +333,12 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
   }
 }
 
-Problem load_problem(const std::string& path) {
+Problem load_problem(const std::string& path, const LoadOptions& options) {
   std::ifstream in(path);
   if (!in) throw ProblemError(fmt::format("{}: cannot open the problem file", path));
   std::stringstream ss;
   ss << in.rdbuf();
-  return load_problem_text(ss.str(), path);
+  return load_problem_text(ss.str(), path, options);
 }
 
 }  // namespace mbs

@@ -47,10 +47,21 @@ struct Problem {
   int history_point = 0;  // point whose x, y the time histories record (run.history_point)
 };
 
+struct LoadOptions {
+  // An initial state that violates the constraints is an error by default (the message says by
+  // how much); with this set it is projected instead: positions by mass-weighted Gauss-Newton onto
+  // Phi(q) = 0, then velocities mass-orthogonally onto Phi_q v = 0.
+  bool project_initial_state = false;
+};
+
+// Initial states are consistent when every rod's |Phi_k| <= kInitialTolerance L_k and
+// |(Phi_q v)_k| <= kInitialTolerance (1 m/s + |v|max).
+inline constexpr double kInitialTolerance = 1e-9;
+
 // Loads and validates a problem file. Throws ProblemError.
-Problem load_problem(const std::string& path);
+Problem load_problem(const std::string& path, const LoadOptions& options = {});
 // Same, from text; `file_name` is used in messages.
-Problem load_problem_text(const std::string& yaml_text, const std::string& file_name);
+Problem load_problem_text(const std::string& yaml_text, const std::string& file_name, const LoadOptions& options = {});
 
 // Metrics a rule may name (those the harness computes for every time-integration problem).
 const std::vector<std::string>& known_metrics();
