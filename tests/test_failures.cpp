@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
+#include <unistd.h>
 
 #include "core/formulation.hpp"
 #include "report/report.hpp"
@@ -107,6 +109,53 @@ TEST(Failures, OtherCasesStillRunAndTheExitCodeTells) {
   EXPECT_NE(json.find("\"status\": \"fail\""), std::string::npos);
   fs::remove_all(out);
   fs::remove(out.string() + ".log");
+}
+
+// Runs a shell command, returning its exit code and its combined output.
+std::pair<int, std::string> shell(const std::string& cmd) {
+  const std::string log = (std::filesystem::temp_directory_path() / ("mbs_shell_" + std::to_string(::getpid()))).string();
+  const int status = std::system((cmd + " > " + log + " 2>&1").c_str());
+  std::ifstream in(log);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::filesystem::remove(log);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ss.str()};
+}
+
+TEST(Failures, UnknownNamesListTheKnownOnes) {
+  auto [code, out] = shell(std::string(MBS_BENCH_EXE) + " -p no_such_problem --no-write");
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(out.find("bench: unknown problem 'no_such_problem'; known: planar_pendulum"), std::string::npos) << out;
+  std::tie(code, out) = shell(std::string(MBS_BENCH_EXE) + " -p planar_pendulum -f minimal,rk5 --no-write");
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(out.find("bench: unknown formulation 'rk5'; known: alm-index3/trapezoidal, ida-index3/bdf, minimal/rk4"),
+            std::string::npos)
+      << out;
+}
+
+TEST(Failures, MalformedProblemFileExitsWithTwoAndThePosition) {
+  auto [code, out] = shell(std::string(MBS_BENCH_EXE) + " -p " MBS_SOURCE_DIR "/tests/fuzz/regressions/non_finite_numbers.yaml");
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(out.find("non_finite_numbers.yaml:3:11: gravity must be a finite number, got '1e999'"), std::string::npos) << out;
+}
+
+// Ctrl-C: the current case finishes, no results are written, the exit code is 130.
+TEST(Failures, InterruptStopsAfterTheCurrentCaseAndWritesNothing) {
+  namespace fs = std::filesystem;
+  const fs::path out = fs::temp_directory_path() / ("mbs_interrupt_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  // The shell starts bench in the background, interrupts it during its first case, and reports
+  // bench's own exit code.
+  const std::string cmd = "sh -c '" + std::string(MBS_BENCH_EXE) + " -p planar_pendulum --min-time 0.3 --results " +
+                          out.string() + " & pid=$!; sleep 0.3; kill -INT $pid; wait $pid'";
+  const auto [code, text] = shell(cmd);
+  EXPECT_EQ(code, 130) << text;
+  // How many cases finished depends on the machine's speed; that it stopped early does not.
+  EXPECT_NE(text.find("bench: interrupted after "), std::string::npos) << text;
+  EXPECT_NE(text.find(" of 6 cases of planar_pendulum; no results written"), std::string::npos) << text;
+  EXPECT_EQ(text.find("interrupted after 6 of 6"), std::string::npos) << text;
+  EXPECT_FALSE(fs::exists(out / "planar_pendulum"));
+  fs::remove_all(out);
 }
 
 // A failing write leaves the previous results whole.
