@@ -115,13 +115,13 @@ std::string case_test_name(const ::testing::TestParamInfo<Case>& info) {
 
 INSTANTIATE_TEST_SUITE_P(AllCases, Conformance, ::testing::ValuesIn(all_cases()), case_test_name);
 
-// At settings well below their tuned ones, all cases must agree on the state at t = 10 s with each
-// other and with the exact solution far more closely than the 1e-3 m bar above.
-TEST(CrossCheck, TightSettingsAgreeAtTheEnd) {
+// At settings well below their tuned ones, every case must converge towards the exact solution:
+// the second-order methods' position error falls 16-fold at a quarter of the step, from below 1e-4 m
+// at their tuned steps (measured 9e-5 m for alm-index3, the largest) to below ~6e-6 m; the higher
+// order methods fall further. 1e-5 m for all.
+TEST(CrossCheck, TightSettingsConvergeToTheExactSolution) {
   const Problem& p = pendulum();
-  const SimplePendulumExact exact = SimplePendulumExact::from_problem(p);
-  const Eigen::VectorXd r_exact = exact.position(10.0);
-  std::vector<std::pair<std::string, Eigen::VectorXd>> finals;
+  int checked = 0;
   for (const Case& c : all_cases()) {
     const TuneResult& tr = tuned(c);
     if (!tr.chosen) continue;  // reported by the conformance test
@@ -132,13 +132,10 @@ TEST(CrossCheck, TightSettingsAgreeAtTheEnd) {
     auto sim = c.formulation->create(p.model, c.info.name, tight);
     const Score s = score_run(p, *sim, obs);
     ASSERT_TRUE(s.completed) << c.name() << ": " << s.error;
-    EXPECT_LT(s.final_position_error, 1e-4) << c.name() << " at " << tight;
-    finals.emplace_back(c.name(), obs.final_q());
+    EXPECT_LT(s.final_position_error, 1e-5) << c.name() << " at " << tight;
+    ++checked;
   }
-  ASSERT_GE(finals.size(), 3u);
-  for (size_t i = 0; i < finals.size(); ++i)
-    for (size_t j = i + 1; j < finals.size(); ++j)
-      EXPECT_LT((finals[i].second - finals[j].second).norm(), 2e-4) << finals[i].first << " vs " << finals[j].first;
+  EXPECT_GE(checked, 3);
 }
 
 }  // namespace

@@ -125,7 +125,8 @@ std::pair<int, std::string> shell(const std::string& cmd) {
 TEST(Failures, UnknownNamesListTheKnownOnes) {
   auto [code, out] = shell(std::string(MBS_BENCH_EXE) + " -p no_such_problem --no-write");
   EXPECT_EQ(code, 2);
-  EXPECT_NE(out.find("bench: unknown problem 'no_such_problem'; known: planar_pendulum"), std::string::npos) << out;
+  EXPECT_NE(out.find("bench: unknown problem 'no_such_problem'; known: "), std::string::npos) << out;
+  EXPECT_NE(out.find("planar_pendulum"), std::string::npos) << out;
   std::tie(code, out) = shell(std::string(MBS_BENCH_EXE) + " -p planar_pendulum -f minimal,rk5 --no-write");
   EXPECT_EQ(code, 2);
   EXPECT_NE(out.find("bench: unknown formulation 'rk5'; known: alm-index3/trapezoidal, ida-index3/bdf, minimal/rk4"),
@@ -152,8 +153,11 @@ TEST(Failures, InterruptStopsAfterTheCurrentCaseAndWritesNothing) {
   EXPECT_EQ(code, 130) << text;
   // How many cases finished depends on the machine's speed; that it stopped early does not.
   EXPECT_NE(text.find("bench: interrupted after "), std::string::npos) << text;
-  EXPECT_NE(text.find(" of 6 cases of planar_pendulum; no results written"), std::string::npos) << text;
-  EXPECT_EQ(text.find("interrupted after 6 of 6"), std::string::npos) << text;
+  size_t cases = 0;
+  for (const Formulation* f : Registry::instance().all()) cases += f->integrators().size();
+  const std::string all = std::to_string(cases);
+  EXPECT_NE(text.find(" of " + all + " cases of planar_pendulum; no results written"), std::string::npos) << text;
+  EXPECT_EQ(text.find("interrupted after " + all + " of " + all), std::string::npos) << text;
   EXPECT_FALSE(fs::exists(out / "planar_pendulum"));
   fs::remove_all(out);
 }

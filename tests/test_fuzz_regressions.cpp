@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <regex>
 
 #include "problem/problem.hpp"
 
@@ -18,7 +19,10 @@ TEST(FuzzRegressions, EveryInputIsLoadedOrRejectedWithAMessage) {
     try {
       load_problem(file);
     } catch (const ProblemError& e) {
-      EXPECT_EQ(std::string(e.what()).rfind(file + ":", 0), 0u) << e.what();
+      // "file:line:column: what", or "file: what" for a whole-file problem (cannot open it).
+      EXPECT_TRUE(std::regex_search(e.what(), std::regex("^" + std::regex_replace(file, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") +
+                                                         ":([0-9]+:[0-9]+:)? ")))
+          << e.what();
     }
   }
   EXPECT_GE(n, 3);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 
+#include "run/bench_case.hpp"
 #include "run/tuner.hpp"
 
 namespace mbs {
@@ -109,8 +110,18 @@ TEST(Tuner, NeverPassingReportsTheBestTrial) {
   const Problem p = free_mass_problem();
   const TuneResult r = tune(p, f, f.info());
   EXPECT_FALSE(r.chosen);
-  ASSERT_NE(r.best(), nullptr);
-  EXPECT_NEAR(r.best()->score.max_energy_drift, 1e-2 + r.trials.back().setting, 1e-12);
+  ASSERT_NE(r.best("max_energy_drift"), nullptr);
+  EXPECT_NEAR(r.best("max_energy_drift")->score.max_energy_drift, 1e-2 + r.trials.back().setting, 1e-12);
+}
+
+TEST(Tuner, ALuckyPassWithoutRobustConfirmationIsReportedAsFail) {
+  // Passes only at h in [0.2, 0.25]: never 4 passes in a row, so no setting is chosen, and the row
+  // (verified at the best trial, which passes) must still say fail.
+  static const Scripted f(SettingKind::kFixedStep, [](double h) { return h >= 0.2 && h <= 0.25 ? 1e-4 : 1.0; });
+  const Problem p = free_mass_problem();
+  const CaseResult row = run_case(p, f, f.info(), CaseOptions{{}, {}, 0.01, 0, {}});
+  EXPECT_EQ(row.status, "fail");
+  EXPECT_NE(row.message.find("passed robustly"), std::string::npos) << row.message;
 }
 
 }  // namespace

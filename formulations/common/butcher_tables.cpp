@@ -12,7 +12,6 @@ namespace mbs {
 ButcherTable ButcherTable::from_arkode(const std::string& name) {
   ARKODE_ERKTableID id;
   if (name == "dopri5") id = ARKODE_DORMAND_PRINCE_7_4_5;
-  else if (name == "verner6") id = ARKODE_VERNER_8_5_6;
   else if (name == "fehlberg8") id = ARKODE_FEHLBERG_13_7_8;
   else throw std::invalid_argument("unknown Butcher table '" + name + "'");
   ARKodeButcherTable bt = ARKodeButcherTable_LoadERK(id);

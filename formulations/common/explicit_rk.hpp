@@ -57,7 +57,7 @@ struct ButcherTable {
   bool fsal = false;  // last stage is evaluated at the new solution (first same as last)
 
   // The coefficient tables shipped with SUNDIALS ARKODE, so no coefficient is retyped here.
-  // Known names: "dopri5" (Dormand-Prince 5(4)), "verner6" (Verner 6(5)), "fehlberg8" (Fehlberg 8(7)).
+  // Known names: "dopri5" (Dormand-Prince 5(4)), "fehlberg8" (Fehlberg 8(7)).
   static ButcherTable from_arkode(const std::string& name);
 };
 

@@ -202,11 +202,15 @@ class IdaSimulator final : public Simulator {
     check(IDASetSuppressAlg(mem_.get(), SUNTRUE), "IDASetSuppressAlg");
     check(IDASetMaxNumSteps(mem_.get(), 1000000), "IDASetMaxNumSteps");
     check(IDAWFtolerances(mem_.get(), &IdaSimulator::weights_fn), "IDAWFtolerances");
+    y0_.resize(n_);
+    yp0_.resize(n_);
+    dae_.consistent_initial_conditions(y0_, yp0_);
   }
 
  private:
   void do_initialize() override {
-    dae_.consistent_initial_conditions(y(), yp());
+    y() = y0_;  // consistent initial conditions, solved once at setup
+    yp() = yp0_;
     t_ = 0.0;
     stop_time_set_ = false;
     message_[0] = '\0';
@@ -223,7 +227,10 @@ class IdaSimulator final : public Simulator {
     const int flag = IDASolve(mem_.get(), t_end, &t_ret, yy_.get(), yp_.get(), IDA_ONE_STEP);
     if (flag < 0) check(flag, "IDASolve");
     t_ = t_ret;
+  }
 
+  // Counters once per run, not per step.
+  void do_finish_run() override {
     long n_res = 0, n_jac = 0, n_newton = 0, n_err_fails = 0, n_conv_fails = 0;
     check(IDAGetNumResEvals(mem_.get(), &n_res), "IDAGetNumResEvals");
     check_ls(IDAGetNumJacEvals(mem_.get(), &n_jac), "IDAGetNumJacEvals");
@@ -299,7 +306,8 @@ class IdaSimulator final : public Simulator {
     auto* self = static_cast<IdaSimulator*>(user_data);
     double h = 0.0;
     if (IDAGetCurrentStep(self->mem_.get(), &h) < 0) return -1;
-    h = std::abs(h);  // 0 before the first step: v and lambda get weight 0 there
+    h = std::abs(h);
+    if (h == 0.0) h = 1.0;  // before the first step: plain (unscaled) weights, all positive
     const int nq = self->dae_.nq(), n = self->n_;
     const double rtol = self->rtol_, atol = self->atol_, m_min = self->m_min_;
     const double* y = N_VGetArrayPointer(yy);
@@ -322,6 +330,7 @@ class IdaSimulator final : public Simulator {
   double rtol_, atol_ = 0.0, m_min_ = 1.0;
   double t_ = 0.0;
   bool stop_time_set_ = false;
+  Eigen::VectorXd y0_, yp0_;  // consistent initial (q, v, lambda) and its derivative
   std::array<char, 512> message_{};
   // Declaration order is destruction order reversed: IDA memory first, the context last.
   ContextPtr ctx_;

@@ -56,24 +56,29 @@ class MinimalOde {
   static constexpr bool kFixed = N != Eigen::Dynamic && NQ != Eigen::Dynamic;
   struct Work {
     VecQ r, c;    // positions and convective accelerations of the points
+    VecQ f;       // Q - M c
     MatR R;       // dq/dtheta
+    MatR MR;      // M R
     MatN Mbar;    // R^T M R
     VecN Qbar;    // R^T (Q - M c)
     Eigen::LLT<MatN> llt;
     Work() = default;
-    Work(int nq, int n) : r(nq), c(nq), R(nq, n), Mbar(n, n), Qbar(n), llt(n) {}
+    Work(int nq, int n) : r(nq), c(nq), f(nq), R(nq, n), MR(nq, n), Mbar(n, n), Qbar(n), llt(n) {}
   };
 
   void rhs(const State& y, State& dydt, Work& w) const {
     kinematics(y, w);
-    w.Qbar.noalias() = w.R.transpose() * (Q_ - m_.cwiseProduct(w.c));
+    // Through work arrays: a product of expressions would make Eigen allocate a temporary.
+    w.f = Q_ - m_.cwiseProduct(w.c);
+    w.Qbar.noalias() = w.R.transpose() * w.f;
     dydt.head(n_) = y.tail(n_);
     if (constant_mass_) {  // factored once at setup
       if constexpr (N == 1) dydt[1] = w.Qbar[0] * inv_mass_;
       else dydt.tail(n_) = mass_llt_.solve(w.Qbar);
       return;
     }
-    w.Mbar.noalias() = w.R.transpose() * m_.asDiagonal() * w.R;
+    w.MR.noalias() = m_.asDiagonal() * w.R;
+    w.Mbar.noalias() = w.R.transpose() * w.MR;
     w.llt.compute(w.Mbar);
     dydt.tail(n_) = w.llt.solve(w.Qbar);
   }

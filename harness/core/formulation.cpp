@@ -12,6 +12,12 @@ namespace {
 std::atomic<bool> g_cancel{false};
 }  // namespace
 
+long fixed_step_count(double t_end, double h_nominal) {
+  const double n = std::ceil(t_end / h_nominal - 1e-9);
+  if (!(n < 1e15)) throw SolverError(fmt::format("step {:g} s is too small for an end time of {:g} s", h_nominal, t_end));
+  return std::max<long>(1, static_cast<long>(n));
+}
+
 void request_cancellation(bool on) { g_cancel.store(on, std::memory_order_relaxed); }
 bool cancellation_requested() { return g_cancel.load(std::memory_order_relaxed); }
 
@@ -33,6 +39,7 @@ const RunStats& Simulator::run(double t_end, StepObserver* observer) {
     if (g_cancel.load(std::memory_order_relaxed))
       throw SolverError(fmt::format("cancelled at t = {:.9g} s: the case exceeded its time budget", t));
   }
+  do_finish_run();
   return stats_;
 }
 
@@ -51,7 +58,7 @@ void FixedStepSimulator::do_initialize() {
 void FixedStepSimulator::do_step(double t_end) {
   if (i_ == 0) {
     // The 1e-9 keeps a t_end / h_nominal that is whole up to round-off from gaining a step.
-    n_ = std::max<long>(1, std::lround(std::ceil(t_end / h_nominal_ - 1e-9)));
+    n_ = fixed_step_count(t_end, h_nominal_);
     h_ = t_end / n_;
     do_step_size_chosen(h_);
   }

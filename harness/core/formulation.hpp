@@ -23,6 +23,11 @@ enum class SettingKind {
   kTolerance,  // setting is the relative (and absolute) tolerance of an adaptive method
 };
 
+// Whole number of fixed steps of about h_nominal that span t_end (at least 1), and the step that
+// divides t_end exactly. Throws SolverError when the count would not fit a long.
+long fixed_step_count(double t_end, double h_nominal);
+inline double fixed_step(double t_end, double h_nominal) { return t_end / fixed_step_count(t_end, h_nominal); }
+
 struct IntegratorInfo {
   std::string name;         // e.g. "rk4"; with the formulation's name it forms the case "minimal/rk4"
   SettingKind kind;
@@ -81,6 +86,8 @@ class Simulator {
   virtual double do_time() const = 0;               // current time (s)
   // Writes the current state into q_model_ / v_model_ (natural coordinates of the model).
   virtual void do_model_state() = 0;
+  // Called after the last step of a completed run, e.g. to collect a library's counters.
+  virtual void do_finish_run() {}
 
   RunStats stats_;
   const Model* model_;

@@ -294,6 +294,10 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
     p.run.end_time = rd.positive(rd.required(run, "end_time", "run"), "run.end_time");
     p.run.output_interval = run["output_interval"] ? rd.positive(run["output_interval"], "run.output_interval")
                                                    : p.run.end_time / 1000.0;
+    // Bounds that keep histories and step counts representable.
+    if (p.run.end_time > 1e6) rd.fail(run["end_time"], fmt::format("run.end_time must be at most 1e6 s, got {}", p.run.end_time));
+    if (p.run.output_interval < 1e-7 * p.run.end_time)
+      rd.fail(run["output_interval"], "run.output_interval must be at least 1e-7 of run.end_time (at most 1e7 history rows)");
     if (const YAML::Node hp = run["history_point"]) {
       const std::string point = rd.text(hp, "run.history_point");
       p.history_point = model.find_point(point);
@@ -301,7 +305,7 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
     }
 
     const YAML::Node score = rd.required(root, "score", "the problem");
-    rd.expect_map(score, "score", {"rule", "objective"});
+    rd.expect_map(score, "score", {"rule", "objective", "published_step", "checks"});
     const YAML::Node rule = rd.required(score, "rule", "score");
     rd.expect_map(rule, "score.rule", {"metric", "below"});
     p.rule.metric = rd.text(rd.required(rule, "metric", "score.rule"), "score.rule.metric");
@@ -312,6 +316,31 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
     p.rule.below = rd.positive(rd.required(rule, "below", "score.rule"), "score.rule.below");
     p.objective = score["objective"] ? rd.text(score["objective"], "score.objective") : "cpu_time";
     if (p.objective != "cpu_time") rd.fail(score["objective"], fmt::format("unknown objective '{}' (known: cpu_time)", p.objective));
+    if (score["published_step"]) {
+      p.published_step = rd.positive(score["published_step"], "score.published_step");
+      if (*p.published_step > p.run.end_time)
+        rd.fail(score["published_step"], "score.published_step is longer than run.end_time");
+    }
+    if (const YAML::Node checks = score["checks"]) {
+      if (!checks.IsSequence()) rd.fail(checks, "score.checks must be a list");
+      for (const YAML::Node& c : checks) {
+        rd.expect_map(c, "a check", {"name", "quantity", "swings", "published", "decimals"});
+        Check check;
+        check.name = rd.text(rd.required(c, "name", "a check"), "check name");
+        check.quantity = rd.text(rd.required(c, "quantity", "check " + check.name), "check quantity");
+        if (check.quantity != "period" && check.quantity != "energy")
+          rd.fail(c["quantity"], fmt::format("unknown check quantity '{}' (known: period, energy)", check.quantity));
+        const double swings = rd.positive(rd.required(c, "swings", "check " + check.name), "swings");
+        if (swings != std::floor(swings)) rd.fail(c["swings"], "swings must be a whole number");
+        check.swings = static_cast<int>(swings);
+        check.published = rd.number(rd.required(c, "published", "check " + check.name), "published");
+        const double decimals = rd.number(rd.required(c, "decimals", "check " + check.name), "decimals");
+        if (decimals < 0 || decimals > 15 || decimals != std::floor(decimals))
+          rd.fail(c["decimals"], "decimals must be a whole number from 0 to 15");
+        check.decimals = static_cast<int>(decimals);
+        p.checks.push_back(check);
+      }
+    }
 
     if (const YAML::Node ref = root["reference"]) {
       rd.expect_map(ref, "reference", {"kind", "point", "pivot"});
@@ -323,9 +352,24 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
       r.point = model.find_point(point);
       if (r.point == kNoPoint) rd.fail(ref["point"], fmt::format("reference names body '{}', which is not defined", point));
       r.pivot = frame.point(rd.required(ref, "pivot", "reference"), "reference.pivot");
+      // The exact solution holds for a point hung from `pivot` by one rod, released from rest.
+      bool hung = false;
+      for (const Rod& rod : model.rods)
+        hung = hung || (rod.a == kGround && rod.b == r.point && (rod.ground_a - r.pivot).norm() <= 1e-12 * rod.length);
+      const PointMass& pm = model.points[r.point];
+      if (!hung) rd.fail(ref["pivot"], fmt::format("simple_pendulum_exact needs a rod from the ground at the pivot to {}", point));
+      if (model.rods.size() != 1 || model.points.size() != 1)
+        rd.fail(ref["kind"], "simple_pendulum_exact needs a model of one point and one rod");
+      if (pm.v0.norm() != 0.0) rd.fail(ref["kind"], fmt::format("simple_pendulum_exact needs {} released from rest", point));
+      if (model.gravity.norm() == 0.0) rd.fail(ref["kind"], "simple_pendulum_exact needs gravity");
+      const Eigen::VectorXd d0 = pm.r0 - r.pivot;
+      if (d0.dot(model.gravity) <= -(1 - 1e-12) * d0.norm() * model.gravity.norm())
+        rd.fail(ref["kind"], "simple_pendulum_exact needs a release angle below pi (not straight up)");
       p.reference = r;
     } else if (p.rule.metric == "final_position_error") {
       rd.fail(rule["metric"], "metric final_position_error needs a 'reference' section");
+    } else if (!p.checks.empty()) {
+      rd.fail(score["checks"], "score.checks need a 'reference' section (the swings are counted about its pivot)");
     }
     return p;
   } catch (const YAML::Exception& e) {  // e.g. a conversion yaml-cpp refused

@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "core/model.hpp"
 
@@ -27,6 +28,17 @@ struct Rule {
   double below = 0.0;  // pass when metric < below
 };
 
+// A figure the source publishes, reproduced by every run (the source's Target / value / Ratio table).
+struct Check {
+  std::string name;        // as printed, with its unit: "period, 1 swing (s)"
+  std::string quantity;    // "period": time of `swings` full periods, from interpolated crossings of
+                           //   the reference point through the vertical below the pivot;
+                           // "energy": total energy (J) at that same time
+  int swings = 1;
+  double published = 0.0;  // the source's printed value
+  int decimals = 3;        // digits after the decimal point it was printed with
+};
+
 // The exact solution the harness compares against; `kind` names one of harness/reference/.
 struct ReferenceSpec {
   std::string kind;            // "simple_pendulum_exact"
@@ -44,6 +56,8 @@ struct Problem {
   Rule rule;
   std::string objective;  // "cpu_time"
   std::optional<ReferenceSpec> reference;
+  std::vector<Check> checks;            // score.checks
+  std::optional<double> published_step; // score.published_step (s): fixed-step cases also run at it
   int history_point = 0;  // point whose x, y the time histories record (run.history_point)
 };
 

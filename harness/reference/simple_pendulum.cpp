@@ -28,11 +28,12 @@ void jacobi_sn_cn_dn(double u, double k, double& sn, double& cn, double& dn) {
 }
 
 SimplePendulumExact::SimplePendulumExact(double length, double g, double theta0)
-    : L_(length), g_(g), theta0_(theta0), k_(std::sin(0.5 * theta0)), K_(std::comp_ellint_1(k_)),
+    : L_(length), k_(std::sin(0.5 * theta0)), K_(std::comp_ellint_1(k_)),
       w0_(std::sqrt(g / length)) {}
 
 SimplePendulumExact SimplePendulumExact::from_problem(const Problem& problem) {
   const Model& model = problem.model;
+  // The loader has checked every precondition below, with positions; these guard direct callers.
   if (!problem.reference) throw ProblemError(fmt::format("{}: the problem has no reference", problem.file));
   const ReferenceSpec& ref = *problem.reference;
   const PointMass& p = model.points[ref.point];

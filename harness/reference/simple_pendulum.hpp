@@ -27,9 +27,13 @@ class SimplePendulumExact {
   // Position of the mass in the model's local frame (needs from_problem).
   Eigen::VectorXd position(double t) const;
   Eigen::VectorXd velocity(double t) const;
+  // Horizontal offset (m) of a position from the vertical through the pivot, positive towards the
+  // release side; zero when the pendulum passes the bottom.
+  double swing_offset(const Eigen::VectorXd& r) const { return (r - pivot_).dot(side_); }
+  double swing_rate(const Eigen::VectorXd& v) const { return v.dot(side_); }
 
  private:
-  double L_, g_, theta0_, k_, K_, w0_;
+  double L_, k_, K_, w0_;
   Eigen::VectorXd pivot_, down_, side_;  // local frame: pivot, unit downward, unit towards release side
 };
 

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <stdexcept>
@@ -9,6 +10,7 @@
 namespace mbs {
 
 std::vector<std::string> compare_with_baseline(const BenchReport& report, const std::string& baseline_json,
+                                               const std::vector<std::string>& selected,
                                                const CompareOptions& options) {
   YAML::Node base;
   try {
@@ -19,12 +21,22 @@ std::vector<std::string> compare_with_baseline(const BenchReport& report, const 
   if (!base["rows"] || !base["rows"].IsSequence())
     throw std::runtime_error(fmt::format("{}: no 'rows' in the baseline", baseline_json));
   std::vector<std::string> out;
+  if (!base["problem"] || base["problem"].as<std::string>() != report.problem->name)
+    throw std::runtime_error(fmt::format("{}: the baseline is for problem '{}', not '{}'", baseline_json,
+                                         base["problem"] ? base["problem"].as<std::string>() : "?", report.problem->name));
   for (const YAML::Node& b : base["rows"]) {
-    const std::string name = b["formulation"].as<std::string>() + "/" + b["integrator"].as<std::string>();
+    const std::string run = b["run"] ? b["run"].as<std::string>() : "tuned";
+    const std::string name = b["formulation"].as<std::string>() + "/" + b["integrator"].as<std::string>() +
+                             (run == "tuned" ? "" : " @" + run);
     const CaseResult* now = nullptr;
     for (const CaseResult& r : report.rows)
-      if (r.case_name() == name) now = &r;
-    if (!now) continue;  // not selected in this run
+      if (r.row_name() == name) now = &r;
+    if (!now) {
+      const std::string c = b["formulation"].as<std::string>() + "/" + b["integrator"].as<std::string>();
+      if (std::find(selected.begin(), selected.end(), c) != selected.end() && b["status"].as<std::string>() == "pass")
+        out.push_back(fmt::format("{}: passed in the baseline, missing from this run", name));
+      continue;
+    }
     const std::string was = b["status"].as<std::string>();
     if (was == "pass" && now->status != "pass") {
       out.push_back(fmt::format("{}: status {} -> {} ({})", name, was, now->status, now->message));

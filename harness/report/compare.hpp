@@ -17,7 +17,10 @@ struct CompareOptions {
 
 // Returns one line per regression (empty: none). Throws std::runtime_error if the baseline cannot
 // be read.
+// `selected`: the cases (formulation/integrator) this run was asked for; a baseline row of a selected
+// case that the report lacks is a regression too.
 std::vector<std::string> compare_with_baseline(const BenchReport& report, const std::string& baseline_json,
+                                               const std::vector<std::string>& selected,
                                                const CompareOptions& options = {});
 
 }  // namespace mbs

@@ -44,7 +44,7 @@ std::string format_table(const BenchReport& report) {
   std::vector<std::vector<std::string>> cells;
   for (const CaseResult& r : report.rows) {
     const bool ran = r.score.completed;
-    cells.push_back({r.case_name(), setting_cell(r), ran ? std::to_string(r.score.stats.steps) : "-",
+    cells.push_back({r.row_name(), setting_cell(r), ran ? std::to_string(r.score.stats.steps) : "-",
                      ran ? num(r.score.max_energy_drift) : "-", ran ? num(r.score.max_position_violation) : "-",
                      ran ? num(r.score.max_velocity_violation) : "-", ran ? num(r.score.final_position_error) : "-",
                      r.timing ? time_cell(r.timing->median_s) : "-", r.timing ? time_cell(r.timing->min_s) : "-",
@@ -80,8 +80,55 @@ std::string format_table(const BenchReport& report) {
     if (r.message.empty()) continue;
     if (!any) out += "\n";
     any = true;
-    out += fmt::format("  {}: {}\n", r.case_name(), r.message);
+    out += fmt::format("  {}: {}\n", r.row_name(), r.message);
   }
+  out += format_checks(report);
+  return out;
+}
+
+std::string format_checks(const BenchReport& report) {
+  const Problem& p = *report.problem;
+  if (p.checks.empty()) return "";
+  std::string out = "\npublished checks (value / ratio to the exact target; * = reproduces the published digits)\n";
+  std::vector<std::string> head{"case"};
+  std::vector<std::string> targets{"target"}, published{"published"};
+  for (size_t i = 0; i < p.checks.size(); ++i) {
+    head.push_back(p.checks[i].name);
+    const int d = p.checks[i].decimals;
+    const CaseResult* any = nullptr;
+    for (const CaseResult& r : report.rows)
+      if (r.score.checks.size() == p.checks.size()) any = &r;
+    targets.push_back(any ? fmt::format("{:.{}f}", any->score.checks[i].target, d + 2) : "-");
+    published.push_back(fmt::format("{:.{}f}", p.checks[i].published, d));
+  }
+  std::vector<std::vector<std::string>> rows{targets, published};
+  for (const CaseResult& r : report.rows) {
+    std::vector<std::string> row{r.row_name()};
+    for (size_t i = 0; i < p.checks.size(); ++i) {
+      if (!r.score.completed || i >= r.score.checks.size() || !std::isfinite(r.score.checks[i].value)) {
+        row.push_back("-");
+        continue;
+      }
+      const CheckValue& c = r.score.checks[i];
+      const int d = p.checks[i].decimals;
+      row.push_back(fmt::format("{:.{}f} / {:.{}f}{}", c.value, d + 2, c.ratio(), std::max(3, d), c.reproduces(d) ? " *" : ""));
+    }
+    rows.push_back(row);
+  }
+  std::vector<size_t> width(head.size());
+  for (size_t c = 0; c < head.size(); ++c) {
+    width[c] = head[c].size();
+    for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
+  }
+  auto line = [&](const std::vector<std::string>& row) {
+    std::string s;
+    for (size_t c = 0; c < row.size(); ++c)
+      s += (c == 0 ? fmt::format("{:<{}}", row[c], width[c]) : fmt::format("{:>{}}", row[c], width[c])) +
+           (c + 1 < row.size() ? "  " : "\n");
+    return s;
+  };
+  out += line(head);
+  for (const auto& row : rows) out += line(row);
   return out;
 }
 
@@ -121,6 +168,15 @@ std::string to_json(const BenchReport& report) {
     j.field("timing_samples", r.timing ? r.timing->samples : 0);
     j.field("normalized_time", r.normalized_time);
     j.field("relative_to_fastest", r.relative_to_fastest);
+    j.field("run", r.run_kind);
+    j.key("checks").begin_array();
+    for (size_t i = 0; i < r.score.checks.size() && i < p.checks.size(); ++i) {
+      const CheckValue& c = r.score.checks[i];
+      j.begin_object().field("name", p.checks[i].name).field("value", ran ? c.value : nan).field("target", c.target);
+      j.field("ratio", ran ? c.ratio() : nan).field("published", p.checks[i].published);
+      j.field("reproduces_published_digits", ran && c.reproduces(p.checks[i].decimals)).end_object();
+    }
+    j.end_array();
     j.field("history_file", r.history.empty() ? std::string() : "histories/" + history_file_name(r));
     j.field("message", r.message);
     j.end_object();
@@ -163,7 +219,7 @@ std::string to_markdown(const BenchReport& report) {
   out += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n";
   for (const CaseResult& r : report.rows) {
     const bool ran = r.score.completed;
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.case_name(), setting_cell(r),
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.row_name(), setting_cell(r),
                        ran ? std::to_string(r.score.stats.steps) : "-", ran ? num(r.score.max_energy_drift) : "-",
                        ran ? num(r.score.max_position_violation) : "-", ran ? num(r.score.max_velocity_violation) : "-",
                        ran ? num(r.score.final_position_error) : "-", r.timing ? time_cell(r.timing->median_s) : "-",
@@ -175,19 +231,23 @@ std::string to_markdown(const BenchReport& report) {
     if (r.message.empty()) continue;
     if (!any) out += "\nNotes:\n\n";
     any = true;
-    out += fmt::format("- `{}`: {}\n", r.case_name(), r.message);
+    out += fmt::format("- `{}`: {}\n", r.row_name(), r.message);
   }
+  if (!p.checks.empty()) out += "\n```\n" + format_checks(report) + "```\n";
   return out;
 }
 
-std::string history_file_name(const CaseResult& row) { return row.formulation + "__" + row.integrator + ".txt"; }
+std::string history_file_name(const CaseResult& row) {
+  return row.formulation + "__" + row.integrator + (row.run_kind == "tuned" ? "" : "__" + row.run_kind) + ".txt";
+}
 
 std::string history_text(const BenchReport& report, const CaseResult& row) {
   const Problem& p = *report.problem;
   std::string out = fmt::format(
       "# {} {} {}\n# columns: t (s), x (m), y (m) of {}, E(t)-E(0) (J), |Phi| (m), |Phi_q v| (m/s)\n"
+      "# x, y: in-plane coordinates along plane.e1, plane.e2 (planar problems), world x, y (spatial ones)\n"
       "# rows: the first step at or after each multiple of {:g} s, and the last step (no interpolation)\n",
-      p.name, row.case_name(), row.setting ? fmt::format("{} {:.6g}", row.setting_kind, *row.setting) : "",
+      p.name, row.row_name(), row.setting ? fmt::format("{} {:.6g}", row.setting_kind, *row.setting) : "",
       p.model.points[p.history_point].name, p.run.output_interval);
   for (const HistoryRow& h : row.history)
     out += fmt::format("{:.9f} {: .12e} {: .12e} {: .6e} {:.6e} {:.6e}\n", h[0], h[1], h[2], h[3], h[4], h[5]);

@@ -19,7 +19,9 @@ struct BenchReport {
   std::string problem_file;  // as shown in the summary (relative to the source tree when inside it)
 };
 
-std::string format_table(const BenchReport& report);
+std::string format_table(const BenchReport& report);  // includes format_checks()
+// The source's table of published figures, one column per check (empty when the problem has none).
+std::string format_checks(const BenchReport& report);
 std::string to_json(const BenchReport& report);
 std::string to_csv(const BenchReport& report);
 std::string to_markdown(const BenchReport& report);

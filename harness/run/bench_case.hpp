@@ -28,6 +28,7 @@ struct CaseResult {
   std::string status;        // "pass", "fail", "error" or "unsupported"
   std::optional<double> setting;
   bool tuned = false;        // setting found by the tuner (else given on the command line)
+  std::string run_kind = "tuned";  // "tuned", "given" (--step / --tol) or "published" (the source's step)
   Score score;
   std::optional<Timing> timing;
   double normalized_time = std::numeric_limits<double>::quiet_NaN();    // cpu median / kernel median
@@ -36,10 +37,16 @@ struct CaseResult {
   std::vector<HistoryRow> history;
   int trials = 0;            // settings the tuner ran
   std::string case_name() const { return formulation + "/" + integrator; }
+  // The case name, marked when the row is not the tuned one: "minimal/rk4 @published".
+  std::string row_name() const { return run_kind == "tuned" ? case_name() : case_name() + " @" + run_kind; }
 };
 
 CaseResult run_case(const Problem& problem, const Formulation& formulation, const IntegratorInfo& info,
                     const CaseOptions& options);
+
+// A row at the source's own setting is judged by the source's own criterion: every published check
+// with ratio 1.000 as printed (|ratio - 1| < 5e-4), not by the tuning rule.
+void judge_by_published_checks(const Problem& problem, CaseResult& row);
 
 // Fills normalized_time (against the kernel's median) and relative_to_fastest for passing rows.
 void rank_cases(std::vector<CaseResult>& rows, double kernel_median_s);

@@ -19,6 +19,15 @@ namespace mbs {
 // t (s), x and y of the history point (m, world), E(t) - E(0) (J), |Phi| (m), |Phi_q v| (m/s).
 using HistoryRow = std::array<double, 6>;
 
+// A published check's value in one run, against its exact target.
+struct CheckValue {
+  double value = std::numeric_limits<double>::quiet_NaN();
+  double target = std::numeric_limits<double>::quiet_NaN();
+  double ratio() const { return value / target; }
+  // The value printed with the source's decimals equals the target printed the same way.
+  bool reproduces(int decimals) const;
+};
+
 // The figures of one completed or failed run.
 struct Score {
   bool completed = false;
@@ -29,6 +38,7 @@ struct Score {
   double max_velocity_violation = std::numeric_limits<double>::quiet_NaN();  // m/s, max_t |Phi_q v|
   double final_position_error = std::numeric_limits<double>::quiet_NaN();    // m, vs reference at t_end
   double final_time = 0.0;                                                   // s, last reported time
+  std::vector<CheckValue> checks;  // one per Problem::checks, in order (NaN when not reached)
 
   // The value of a rule metric by name (known_metrics()).
   double metric(const std::string& name) const;
@@ -59,6 +69,11 @@ class ScoringObserver final : public StepObserver {
   double max_drift_ = 0.0, max_phi_ = 0.0, max_phi_v_ = 0.0;
   Eigen::VectorXd phi_, phi_v_, q_last_;
   std::vector<HistoryRow> history_;
+  // For published checks: swing offset and its rate, and energy, at every step.
+  struct SwingSample {
+    double t, s, s_dot, e;
+  };
+  std::vector<SwingSample> swing_;
 };
 
 // Runs one simulator to the problem's end time and scores it; solver failures become a

@@ -4,11 +4,11 @@
 
 namespace mbs {
 
-const Trial* TuneResult::best() const {
+const Trial* TuneResult::best(const std::string& metric) const {
   const Trial* b = nullptr;
   for (const Trial& t : trials) {
-    if (!t.score.completed) continue;
-    if (!b || t.score.max_energy_drift < b->score.max_energy_drift) b = &t;
+    if (!t.score.completed || !std::isfinite(t.score.metric(metric))) continue;
+    if (!b || t.score.metric(metric) < b->score.metric(metric)) b = &t;
   }
   return b;
 }
@@ -51,7 +51,7 @@ TuneResult tune(const Problem& problem, const Formulation& formulation, const In
   ScoringObserver observer(problem, false);
   // Fixed steps stay whole divisions of the end time.
   auto snap = [&](double s) {
-    return info.kind == SettingKind::kFixedStep ? problem.run.end_time / std::ceil(problem.run.end_time / s - 1e-9) : s;
+    return info.kind == SettingKind::kFixedStep ? fixed_step(problem.run.end_time, s) : s;
   };
   auto trial = [&](double setting) -> bool {
     Trial t;

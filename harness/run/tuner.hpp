@@ -23,7 +23,7 @@ struct Trial {
 struct TuneResult {
   std::optional<double> chosen;       // the loosest robustly passing setting
   std::vector<Trial> trials;          // every setting tried, in order
-  const Trial* best() const;          // the completed trial with the smallest rule metric
+  const Trial* best(const std::string& metric) const;  // the completed trial with the smallest metric
 };
 
 struct TunerOptions {
