@@ -5,6 +5,10 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <stdexcept>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "report/json_writer.hpp"
@@ -268,7 +272,6 @@ void write_results(const BenchReport& report, const std::string& results_root) {
   const std::string name = report.problem->name;
   const fs::path final_dir = root / name;
   const fs::path staging = root / fmt::format(".{}.staging.{}", name, ::getpid());
-  const fs::path old = root / fmt::format(".{}.old.{}", name, ::getpid());
   std::error_code ec;
   fs::create_directories(root, ec);
   fs::remove_all(staging, ec);
@@ -279,13 +282,17 @@ void write_results(const BenchReport& report, const std::string& results_root) {
     write_file(staging / "summary.md", to_markdown(report));
     for (const CaseResult& r : report.rows)
       if (!r.history.empty()) write_file(staging / "histories" / history_file_name(r), history_text(report, r));
-    // Swap in: the previous results stay whole until the new ones are complete.
-    if (fs::exists(final_dir)) fs::rename(final_dir, old);
-    fs::rename(staging, final_dir);
-    fs::remove_all(old, ec);
+    // Swap in: the previous results stay whole until the new ones are complete, and the swap itself
+    // is one atomic exchange of the two folders (Linux renameat2), so the folder never goes missing.
+    if (fs::exists(final_dir)) {
+      if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, final_dir.c_str(), RENAME_EXCHANGE) != 0)
+        throw std::runtime_error(fmt::format("cannot swap {} into place: {}", final_dir.string(), std::strerror(errno)));
+      fs::remove_all(staging, ec);  // now holds the previous results
+    } else {
+      fs::rename(staging, final_dir);
+    }
   } catch (const std::exception& e) {
     fs::remove_all(staging, ec);
-    if (!fs::exists(final_dir) && fs::exists(old)) fs::rename(old, final_dir, ec);
     throw std::runtime_error(fmt::format("writing results for {} failed: {}", name, e.what()));
   }
 }
