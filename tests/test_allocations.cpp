@@ -8,6 +8,7 @@
 #include "core/formulation.hpp"
 #include "problem/problem.hpp"
 #include "support/alloc_counter.hpp"
+#include "support/cases.hpp"
 
 namespace mbs {
 namespace {
@@ -23,11 +24,12 @@ TEST(Allocations, CounterSeesEigenAndStdAllocations) {
   EXPECT_DOUBLE_EQ(x[49], 1.0);
 }
 
-class LoopAllocations : public ::testing::TestWithParam<std::pair<const Formulation*, IntegratorInfo>> {};
+class LoopAllocations : public ::testing::TestWithParam<testing::Case> {};
 
 TEST_P(LoopAllocations, RunAllocatesNothingAfterSetup) {
   MBS_SKIP_WITHOUT_ALLOCATION_COUNTING();
-  const auto& [formulation, info] = GetParam();
+  const Formulation* formulation = GetParam().formulation;
+  const IntegratorInfo& info = GetParam().info;
   const Problem p = load_problem(MBS_SOURCE_DIR "/problems/planar_pendulum.yaml");
   // A representative setting: the middle of the tuner's range (the loop's code path does not
   // depend on it), a few thousand steps at most.
@@ -39,20 +41,8 @@ TEST_P(LoopAllocations, RunAllocatesNothingAfterSetup) {
   EXPECT_EQ(n, 0) << formulation->name() << "/" << info.name << " allocated " << n << " times in run()";
 }
 
-std::vector<std::pair<const Formulation*, IntegratorInfo>> cases() {
-  std::vector<std::pair<const Formulation*, IntegratorInfo>> out;
-  for (const Formulation* f : Registry::instance().all())
-    for (const IntegratorInfo& i : f->integrators()) out.emplace_back(f, i);
-  return out;
-}
-
-INSTANTIATE_TEST_SUITE_P(AllCases, LoopAllocations, ::testing::ValuesIn(cases()),
-                         [](const auto& info) {
-                           std::string n = info.param.first->name() + "_" + info.param.second.name;
-                           for (char& c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(AllCases, LoopAllocations, ::testing::ValuesIn(testing::all_cases()),
+                         testing::case_test_name<::testing::TestParamInfo<testing::Case>>);
 
 }  // namespace
 }  // namespace mbs

@@ -16,6 +16,7 @@
 #include "problem/problem.hpp"
 #include "reference/simple_pendulum.hpp"
 #include "support/alloc_counter.hpp"
+#include "support/models.hpp"
 
 namespace mbs {
 namespace {
@@ -139,15 +140,8 @@ TEST_F(AlmIndex3Pendulum, RunDoesNotAllocate) {
 // Spatial double pendulum: dynamic sizes (nq = 6), two rods, and a duplicated rod that makes the
 // constraints redundant (rank-deficient Phi_q).
 Model spatial_double_pendulum(bool redundant) {
-  Model m;
-  m.dim = 3;
-  m.basis = Eigen::Matrix3d::Identity();
-  m.gravity = Eigen::Vector3d(0.0, -9.81, 0.0);
-  PointMass a{"A", 1.0, Eigen::Vector3d(1.0, 0.0, 0.0), Eigen::Vector3d(0.0, 0.0, 0.5)};
   // B moves with A at first, so the initial velocities satisfy both rods.
-  PointMass b{"B", 0.5, Eigen::Vector3d(1.0, -0.6, 0.8), Eigen::Vector3d(0.0, 0.0, 0.5)};
-  m.points = {a, b};
-  m.rods = {Rod{"r1", kGround, 0, Eigen::Vector3d::Zero(), 1.0}, Rod{"r2", 0, 1, Eigen::VectorXd(), 1.0}};
+  Model m = testing::chain_model(3, {{1.0, {1.0, 0.0, 0.0}, {0.0, 0.0, 0.5}}, {0.5, {1.0, -0.6, 0.8}, {0.0, 0.0, 0.5}}});
   if (redundant) m.rods.push_back(Rod{"r2bis", 0, 1, Eigen::VectorXd(), 1.0});
   return m;
 }
@@ -180,19 +174,7 @@ TEST(AlmIndex3Spatial, DoublePendulumWithRedundantRod) {
 // Planar double pendulum, and the same motion as a spatial model (z = 0): the first runs on the
 // fixed-size 4x4 path (closed-form inverse), the second on the dynamic path (LDLT).
 Model double_pendulum(int dim) {
-  Model m;
-  m.dim = dim;
-  m.basis = Eigen::Matrix3d::Identity().leftCols(dim);
-  m.gravity = Eigen::VectorXd::Zero(dim);
-  m.gravity[1] = -9.81;
-  PointMass a{"A", 1.0, Eigen::VectorXd::Zero(dim), Eigen::VectorXd::Zero(dim)};
-  PointMass b{"B", 2.0, Eigen::VectorXd::Zero(dim), Eigen::VectorXd::Zero(dim)};
-  a.r0[0] = 1.0;
-  b.r0[0] = 1.6;
-  b.r0[1] = -0.8;
-  m.points = {a, b};
-  m.rods = {Rod{"r1", kGround, 0, Eigen::VectorXd::Zero(dim), 1.0}, Rod{"r2", 0, 1, Eigen::VectorXd(), 1.0}};
-  return m;
+  return testing::chain_model(dim, {{1.0, {1.0, 0.0, 0.0}}, {2.0, {1.6, -0.8, 0.0}}});
 }
 
 TEST(AlmIndex3DoublePendulum, FixedAndDynamicSizesAgree) {

@@ -10,23 +10,13 @@
 #include "run/crossings.hpp"
 #include "run/scoring.hpp"
 #include "run/tuner.hpp"
+#include "support/cases.hpp"
 
 namespace mbs {
 namespace {
 
-struct Case {
-  const Formulation* formulation;
-  IntegratorInfo info;
-  std::string name() const { return formulation->name() + "/" + info.name; }
-};
-void PrintTo(const Case& c, std::ostream* os) { *os << c.name(); }
-
-std::vector<Case> all_cases() {
-  std::vector<Case> cases;
-  for (const Formulation* f : Registry::instance().all())
-    for (const IntegratorInfo& i : f->integrators()) cases.push_back({f, i});
-  return cases;
-}
+using testing::all_cases;
+using testing::Case;
 
 const Problem& pendulum() {
   static const Problem p = load_problem(MBS_SOURCE_DIR "/problems/planar_pendulum.yaml");
@@ -106,14 +96,8 @@ TEST_P(Conformance, UnsupportedReasonIsEmptyForPointMassesAndRods) {
   EXPECT_EQ(GetParam().formulation->unsupported_reason(pendulum().model), "");
 }
 
-std::string case_test_name(const ::testing::TestParamInfo<Case>& info) {
-  std::string n = info.param.name();
-  for (char& ch : n)
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return n;
-}
-
-INSTANTIATE_TEST_SUITE_P(AllCases, Conformance, ::testing::ValuesIn(all_cases()), case_test_name);
+INSTANTIATE_TEST_SUITE_P(AllCases, Conformance, ::testing::ValuesIn(all_cases()),
+                         testing::case_test_name<::testing::TestParamInfo<Case>>);
 
 // At settings well below their tuned ones, every case must converge towards the exact solution:
 // the second-order methods' position error falls 16-fold at a quarter of the step, from below 1e-4 m

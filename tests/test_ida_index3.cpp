@@ -13,6 +13,7 @@
 #include "ida_index3/ida_residual.hpp"
 #include "problem/problem.hpp"
 #include "reference/simple_pendulum.hpp"
+#include "support/models.hpp"
 
 namespace mbs {
 namespace {
@@ -23,25 +24,11 @@ const char* const kPendulum = MBS_SOURCE_DIR "/problems/planar_pendulum.yaml";
 // chance; see DISABLED_ToleranceSweep); the test runs slightly tighter.
 constexpr double kPassingRtol = 1e-11;
 
+// Ground - rod - A - rod - B, off-axis so no term vanishes by symmetry; B moves off the
+// constraint-compatible velocities so the projection has work to do.
 Model two_rod_chain(int dim) {
-  // Ground - rod - A - rod - B, off-axis so no term vanishes by symmetry; B moves off the
-  // constraint-compatible velocities so the projection has work to do.
-  Model m;
-  m.dim = dim;
-  m.basis = Eigen::Matrix3d::Identity().leftCols(dim);
-  m.gravity = Eigen::VectorXd::Zero(dim);
-  m.gravity[1] = -9.81;
-  PointMass a{"A", 1.5, Eigen::VectorXd::Zero(dim), Eigen::VectorXd::Zero(dim)};
-  PointMass b{"B", 0.5, Eigen::VectorXd::Zero(dim), Eigen::VectorXd::Zero(dim)};
-  a.r0[0] = 0.6; a.r0[1] = -0.8;
-  b.r0[0] = 1.1; b.r0[1] = -0.8 + std::sqrt(0.49 - 0.25);  // |B - A| = 0.7
-  a.v0[0] = 0.4; a.v0[1] = 0.9;
-  b.v0[0] = -1.2; b.v0[1] = 0.5;
-  m.points = {a, b};
-  Rod r1{"r1", kGround, 0, Eigen::VectorXd::Zero(dim), 1.0};
-  Rod r2{"r2", 0, 1, Eigen::VectorXd(), 0.7};
-  m.rods = {r1, r2};
-  return m;
+  return testing::chain_model(dim, {{1.5, {0.6, -0.8, 0.0}, {0.4, 0.9, 0.0}},
+                                    {0.5, {1.1, -0.8 + std::sqrt(0.49 - 0.25), 0.0}, {-1.2, 0.5, 0.0}}});  // |B - A| = 0.7
 }
 
 class IdaIndex3Dae : public ::testing::TestWithParam<int> {};

@@ -5,24 +5,21 @@
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
 #include "support/alloc_counter.hpp"
+#include "support/models.hpp"
 
 namespace mbs {
 namespace {
 
 // Ground - A - B - C, unequal links and masses, released from rest off the vertical.
 Model chain() {
-  Model m;
-  m.dim = 2;
-  m.basis = Eigen::Matrix3d::Identity().leftCols(2);
-  m.gravity = Eigen::Vector2d(0.0, -9.81);
   const double L[3] = {1.0, 0.7, 0.5}, mass[3] = {1.0, 0.6, 0.3}, angle[3] = {0.6, 1.1, -0.4};  // rad from -y
-  Eigen::Vector2d r = Eigen::Vector2d::Zero();
+  std::vector<testing::ChainLink> links;
+  Eigen::Vector3d r = Eigen::Vector3d::Zero();
   for (int i = 0; i < 3; ++i) {
-    r += L[i] * Eigen::Vector2d(std::sin(angle[i]), -std::cos(angle[i]));
-    m.points.push_back({std::string(1, 'A' + i), mass[i], r, Eigen::Vector2d::Zero()});
-    m.rods.push_back({"rod" + std::to_string(i), i == 0 ? kGround : i - 1, i, Eigen::Vector2d::Zero(), L[i]});
+    r += L[i] * Eigen::Vector3d(std::sin(angle[i]), -std::cos(angle[i]), 0.0);
+    links.push_back({mass[i], r});
   }
-  return m;
+  return testing::chain_model(2, links);
 }
 
 class FinalState final : public StepObserver {

@@ -3,27 +3,14 @@
 
 #include "core/natural_coordinates.hpp"
 #include "problem/problem.hpp"
+#include "support/models.hpp"
 
 namespace mbs {
 namespace {
 
+// Ground - rod - A - rod - B, off-axis so no term vanishes by symmetry.
 Model two_rod_chain(int dim) {
-  // Ground - rod - A - rod - B, off-axis so no term vanishes by symmetry.
-  Model m;
-  m.dim = dim;
-  m.basis = Eigen::Matrix3d::Identity().leftCols(dim);
-  m.gravity = Eigen::VectorXd::Zero(dim);
-  m.gravity[1] = -9.81;
-  PointMass a{"A", 1.5, Eigen::VectorXd::Zero(dim), Eigen::VectorXd::Zero(dim)};
-  PointMass b{"B", 0.5, Eigen::VectorXd::Zero(dim), Eigen::VectorXd::Zero(dim)};
-  a.r0[0] = 0.6; a.r0[1] = -0.8;
-  b.r0[0] = 1.1; b.r0[1] = -0.3;
-  if (dim == 3) b.r0[2] = -0.4;  // A stays at distance 1 from the ground pivot
-  m.points = {a, b};
-  Rod r1{"r1", kGround, 0, Eigen::VectorXd::Zero(dim), 1.0};
-  Rod r2{"r2", 0, 1, Eigen::VectorXd(), 0.7};
-  m.rods = {r1, r2};
-  return m;
+  return testing::chain_model(dim, {{1.5, {0.6, -0.8, 0.0}}, {0.5, {1.1, -0.3, dim == 3 ? -0.4 : 0.0}}});
 }
 
 class NaturalCoordinatesTest : public ::testing::TestWithParam<int> {};

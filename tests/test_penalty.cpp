@@ -17,6 +17,7 @@
 #include "problem/problem.hpp"
 #include "reference/simple_pendulum.hpp"
 #include "support/alloc_counter.hpp"
+#include "support/models.hpp"
 
 namespace mbs {
 namespace {
@@ -129,19 +130,7 @@ TEST_F(PenaltyPendulum, RefusesBadSettingsAndNonFiniteStates) {
 // Planar double pendulum, released from rest with both rods horizontal, in dim = 2 or 3 (then it
 // stays in z = 0). dim = 2 runs the fixed-size (4, 2) simulator, dim = 3 the dynamic-size one.
 Model double_pendulum(int dim) {
-  Model m;
-  m.name = "double_pendulum";
-  m.dim = dim;
-  m.basis = Eigen::Matrix3d::Identity().leftCols(dim);
-  m.gravity = Eigen::VectorXd::Zero(dim);
-  m.gravity[1] = -9.81;
-  PointMass a{"A", 1.0, Eigen::VectorXd::Zero(dim), Eigen::VectorXd::Zero(dim)};
-  PointMass b{"B", 0.5, Eigen::VectorXd::Zero(dim), Eigen::VectorXd::Zero(dim)};
-  a.r0[0] = 1.0;
-  b.r0[0] = 1.7;
-  m.points = {a, b};
-  m.rods = {Rod{"r1", kGround, 0, Eigen::VectorXd::Zero(dim), 1.0}, Rod{"r2", 0, 1, Eigen::VectorXd(), 0.7}};
-  return m;
+  return testing::chain_model(dim, {{1.0, {1.0, 0.0, 0.0}}, {0.5, {1.7, 0.0, 0.0}}});
 }
 
 TEST(PenaltyDoublePendulum, FixedAndDynamicSizesAgreeAndEnergyErrorIsSecondOrder) {

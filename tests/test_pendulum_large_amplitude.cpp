@@ -7,6 +7,7 @@
 
 #include "core/formulation.hpp"
 #include "run/bench_case.hpp"
+#include "support/cases.hpp"
 
 namespace mbs {
 namespace {
@@ -16,18 +17,8 @@ const Problem& problem() {
   return p;
 }
 
-struct Case {
-  const Formulation* formulation;
-  IntegratorInfo info;
-};
-void PrintTo(const Case& c, std::ostream* os) { *os << c.formulation->name() << "/" << c.info.name; }
-
-std::vector<Case> cases() {
-  std::vector<Case> out;
-  for (const Formulation* f : Registry::instance().all())
-    for (const IntegratorInfo& i : f->integrators()) out.push_back({f, i});
-  return out;
-}
+using testing::all_cases;
+using testing::Case;
 
 void expect_published_table(const CaseResult& row) {
   ASSERT_TRUE(row.score.completed) << row.message;
@@ -71,12 +62,8 @@ TEST_P(LargeAmplitude, PublishedStepReproducesThePublishedTable) {
   expect_published_table(run_case(problem(), *c.formulation, c.info, o));
 }
 
-INSTANTIATE_TEST_SUITE_P(AllCases, LargeAmplitude, ::testing::ValuesIn(cases()), [](const auto& info) {
-  std::string n = info.param.formulation->name() + "_" + info.param.info.name;
-  for (char& ch : n)
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return n;
-});
+INSTANTIATE_TEST_SUITE_P(AllCases, LargeAmplitude, ::testing::ValuesIn(all_cases()),
+                         testing::case_test_name<::testing::TestParamInfo<Case>>);
 
 }  // namespace
 }  // namespace mbs

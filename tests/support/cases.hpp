@@ -1,0 +1,35 @@
+// Every registered (formulation, integrator) case, for suites typed over all of them.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/formulation.hpp"
+
+namespace mbs::testing {
+
+struct Case {
+  const Formulation* formulation;
+  IntegratorInfo info;
+  std::string name() const { return formulation->name() + "/" + info.name; }
+};
+inline void PrintTo(const Case& c, std::ostream* os) { *os << c.name(); }
+
+inline std::vector<Case> all_cases() {
+  std::vector<Case> cases;
+  for (const Formulation* f : Registry::instance().all())
+    for (const IntegratorInfo& i : f->integrators()) cases.push_back({f, i});
+  return cases;
+}
+
+// GoogleTest parameter names: "minimal/rk4" -> "minimal_rk4".
+template <typename ParamInfo>
+std::string case_test_name(const ParamInfo& info) {
+  std::string n = info.param.name();
+  for (char& ch : n)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
+}
+
+}  // namespace mbs::testing

@@ -1,0 +1,37 @@
+// Small models built in code for tests: chains of point masses hung from a ground pivot.
+#pragma once
+
+#include <Eigen/Dense>
+#include <string>
+#include <vector>
+
+#include "core/model.hpp"
+
+namespace mbs::testing {
+
+struct ChainLink {
+  double mass;         // kg
+  Eigen::Vector3d r0;  // initial position (m); a planar model uses x, y
+  Eigen::Vector3d v0 = Eigen::Vector3d::Zero();  // initial velocity (m/s)
+};
+
+// Ground pivot at the origin, a rod to the first point and between consecutive points, each rod as
+// long as its ends are apart initially; gravity 9.81 m/s^2 along -y; points named A, B, C, ...
+inline Model chain_model(int dim, const std::vector<ChainLink>& links) {
+  Model m;
+  m.dim = dim;
+  m.basis = Eigen::Matrix3d::Identity().leftCols(dim);
+  m.gravity = Eigen::VectorXd::Zero(dim);
+  m.gravity[1] = -9.81;
+  Eigen::VectorXd previous = Eigen::VectorXd::Zero(dim);
+  for (size_t i = 0; i < links.size(); ++i) {
+    const Eigen::VectorXd r = links[i].r0.head(dim), v = links[i].v0.head(dim);
+    m.points.push_back({std::string(1, static_cast<char>('A' + i)), links[i].mass, r, v});
+    m.rods.push_back({"rod" + std::to_string(i), i == 0 ? kGround : static_cast<int>(i) - 1, static_cast<int>(i),
+                      Eigen::VectorXd::Zero(dim), (r - previous).norm()});
+    previous = r;
+  }
+  return m;
+}
+
+}  // namespace mbs::testing
