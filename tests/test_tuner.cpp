@@ -30,7 +30,7 @@ class ScriptedSimulator final : public Simulator {
   ScriptedSimulator(const Model& m, double drift) : Simulator(m), drift_(drift) {}
 
  private:
-  void do_initialize() override { t_ = 0; }
+  void do_initialize(double /*t_end*/) override { t_ = 0; }
   void do_step(double t_end) override { t_ = t_end; }
   double do_time() const override { return t_; }
   void do_model_state() override {

@@ -210,21 +210,18 @@ class IdaSimulator final : public Simulator {
   }
 
  private:
-  void do_initialize() override {
+  void do_initialize(double t_end) override {
     y() = y0_;  // consistent initial conditions, solved once at setup
     yp() = yp0_;
     t_ = 0.0;
-    stop_time_set_ = false;
     message_[0] = '\0';
     check(IDAReInit(mem_.get(), 0.0, yy_.get(), yp_.get()), "IDAReInit");
+    // t_end is known from here on; the stop time keeps IDA from stepping past it. Set every run:
+    // newer IDA versions disable it once reached.
+    check(IDASetStopTime(mem_.get(), t_end), "IDASetStopTime");
   }
 
   void do_step(double t_end) override {
-    // t_end is first known here; the stop time keeps IDA from stepping past it.
-    if (!stop_time_set_) {
-      check(IDASetStopTime(mem_.get(), t_end), "IDASetStopTime");
-      stop_time_set_ = true;
-    }
     double t_ret = t_;
     const int flag = IDASolve(mem_.get(), t_end, &t_ret, yy_.get(), yp_.get(), IDA_ONE_STEP);
     if (flag < 0) check(flag, "IDASolve");
@@ -331,7 +328,6 @@ class IdaSimulator final : public Simulator {
   int n_;
   double rtol_, atol_ = 0.0, m_min_ = 1.0;
   double t_ = 0.0;
-  bool stop_time_set_ = false;
   Eigen::VectorXd y0_, yp0_;  // consistent initial (q, v, lambda) and its derivative
   std::array<char, 512> message_{};
   // Declaration order is destruction order reversed: IDA memory first, the context last.

@@ -36,7 +36,7 @@ class ErkSimulator final : public Simulator {
       : Simulator(model), tree_(std::move(tree)), ode_(model, tree_), rk_(ode_, table, tol, tol), y_(ode_.size()) {}
 
  private:
-  void do_initialize() override {
+  void do_initialize(double /*t_end*/) override {  // adaptive: steps are clipped to t_end in do_step
     ode_.initial_state(*model_, y_);
     t_ = 0.0;
     rk_.initialize(t_, y_, stats_);

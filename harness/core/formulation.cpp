@@ -24,7 +24,7 @@ bool cancellation_requested() { return g_cancel.load(std::memory_order_relaxed);
 const RunStats& Simulator::run(double t_end, StepObserver* observer) {
   if (!(t_end > 0.0) || !std::isfinite(t_end)) throw SolverError("end time must be positive and finite");
   stats_ = RunStats{};
-  do_initialize();
+  do_initialize(t_end);
   report(observer);
   // Steps end exactly on t_end; the tolerance only absorbs round-off in accumulated time.
   const double t_stop = t_end * (1.0 - 1e-14);
@@ -49,19 +49,19 @@ void Simulator::report(StepObserver* observer) {
   observer->on_step(do_time(), q_model_, v_model_);
 }
 
-void FixedStepSimulator::do_initialize() {
+void FixedStepSimulator::do_initialize(double t_end) {
   t_ = 0.0;
   i_ = 0;
+  // The 1e-9 in fixed_step_count keeps a t_end / h_nominal that is whole up to round-off from
+  // gaining a step. h is chosen before the initial state: no do_initialize_state() reads it (the
+  // start-up solves are independent of h), so the order leaves results unchanged.
+  n_ = fixed_step_count(t_end, h_nominal_);
+  h_ = t_end / n_;
+  do_step_size_chosen(h_);
   do_initialize_state();
 }
 
 void FixedStepSimulator::do_step(double t_end) {
-  if (i_ == 0) {
-    // The 1e-9 keeps a t_end / h_nominal that is whole up to round-off from gaining a step.
-    n_ = fixed_step_count(t_end, h_nominal_);
-    h_ = t_end / n_;
-    do_step_size_chosen(h_);
-  }
   do_fixed_step(h_);
   ++i_;
   t_ = i_ == n_ ? t_end : i_ * h_;

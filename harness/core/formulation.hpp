@@ -81,7 +81,9 @@ class Simulator {
 
  protected:
   // Hooks each method overrides.
-  virtual void do_initialize() = 0;                 // set t = 0 and the initial state
+  // Set t = 0 and the initial state; t_end is passed so that a method can set up everything that
+  // depends on it (step size, stop time) here, before the first step.
+  virtual void do_initialize(double t_end) = 0;
   virtual void do_step(double t_end) = 0;           // one accepted step, never past t_end
   virtual double do_time() const = 0;               // current time (s)
   // Writes the current state into q_model_ / v_model_ (natural coordinates of the model).
@@ -98,23 +100,23 @@ class Simulator {
 };
 
 // Base for fixed-step methods: owns the time bookkeeping so that each method only writes its step.
-// A run takes n = max(1, round(ceil(t_end / h_nominal))) steps of exactly h = t_end / n (chosen on
-// the first step, as t_end is only known then), so the last step lands on t_end without a short
-// remainder step; t is recomputed as i h (not accumulated) and set to t_end on the last step.
+// A run takes n = max(1, round(ceil(t_end / h_nominal))) steps of exactly h = t_end / n (chosen in
+// do_initialize(t_end)), so the last step lands on t_end without a short remainder step; t is
+// recomputed as i h (not accumulated) and set to t_end on the last step.
 // The base hooks are final (Drake style); derived classes override the narrower hooks below and
 // still implement do_model_state() and keep their own state.
 class FixedStepSimulator : public Simulator {
  public:
   FixedStepSimulator(const Model& model, double h_nominal) : Simulator(model), h_nominal_(h_nominal) {}
 
-  // The step size h = t_end / n of the current run; valid once its first step has been taken.
+  // The step size h = t_end / n of the current run; valid once the run has been initialized.
   double step_size() const { return h_; }
 
  protected:
   // Set the initial state (and any integrator start-up); time and step counter are already reset.
   virtual void do_initialize_state() = 0;
-  // Called once per run, before the first do_fixed_step(), when h is known: for methods whose
-  // parameters depend on h (e.g. a penalty scaled by 1/h^2).
+  // Called once per run, before do_initialize_state() and the first do_fixed_step(): for methods
+  // whose parameters depend on h (e.g. a penalty scaled by 1/h^2).
   virtual void do_step_size_chosen(double /*h*/) {}
   // Advance the state from time() to time() + h (exactly t_end on the last step).
   virtual void do_fixed_step(double h) = 0;
@@ -122,7 +124,7 @@ class FixedStepSimulator : public Simulator {
   // Current time (s): time() during do_fixed_step() is the start of the step.
   double time() const { return t_; }
 
-  void do_initialize() final;
+  void do_initialize(double t_end) final;
   void do_step(double t_end) final;
   double do_time() const final { return t_; }
 
