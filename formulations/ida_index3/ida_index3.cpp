@@ -224,7 +224,10 @@ class IdaSimulator final : public Simulator {
   void do_step(double t_end) override {
     double t_ret = t_;
     const int flag = IDASolve(mem_.get(), t_end, &t_ret, yy_.get(), yp_.get(), IDA_ONE_STEP);
-    if (flag < 0) check(flag, "IDASolve");
+    if (flag < 0) {
+      do_finish_run();  // the counters up to the failure, for the failed row
+      check(flag, "IDASolve");
+    }
     t_ = t_ret;
   }
 
