@@ -125,6 +125,12 @@ TEST(Loader, ProjectInitialStateOntoTheConstraints) {
   EXPECT_NEAR(v.dot(t), Eigen::Vector2d(1.0, 2.0).dot(t), 1e-12);
 }
 
+TEST(Loader, PublishedStepWithoutChecks) {
+  EXPECT_EQ(error_of(replace(kGood, "  rule: {metric: max_energy_drift, below: 5.0e-5}\n",
+                             "  rule: {metric: max_energy_drift, below: 5.0e-5}\n  published_step: 0.001\n")),
+            "bad.yaml:18:19: score.published_step needs score.checks (the published figures to judge it by)");
+}
+
 TEST(Loader, NonPositiveLength) {
   EXPECT_EQ(error_of(replace(kGood, "    b: {body: P1}\n", "    b: {body: P1}\n    length: 0\n")),
             "bad.yaml:14:13: length of rod must be positive, got 0");

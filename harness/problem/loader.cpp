@@ -341,6 +341,8 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
         p.checks.push_back(check);
       }
     }
+    if (p.published_step && p.checks.empty())
+      rd.fail(score["published_step"], "score.published_step needs score.checks (the published figures to judge it by)");
 
     if (const YAML::Node ref = root["reference"]) {
       rd.expect_map(ref, "reference", {"kind", "point", "pivot"});
