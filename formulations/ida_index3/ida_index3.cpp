@@ -19,9 +19,9 @@
 // relative accuracy on the model's smallest length (it matters where a coordinate crosses zero).
 //
 // Planar pendulum: the energy rule (< 5e-5 J) holds for every rtol tried at or below 2e-11 (~7e3
-// steps); between 2e-11 and 1e-10 drift is not monotone in rtol (4e-11 and 5e-11 failed in a sweep,
-// 4.2e-11, 5.6e-11 and 6.5e-11 pass), and at 1e-10 it fails. The tuner confirms its choice on a grid
-// and the midpoints below it, which is why its setting can sit in that band.
+// steps); between 2e-11 and 1e-10 drift is not monotone in rtol (which of them pass shifts with
+// small changes, e.g. the weights before the first step), and at 1e-10 it fails. The tuner confirms
+// its choice on a grid and the midpoints below it, which is why its setting can sit in that band.
 #include <fmt/format.h>
 #include <ida/ida.h>
 #include <nvector/nvector_serial.h>

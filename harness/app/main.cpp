@@ -171,6 +171,7 @@ int main(int argc, char** argv) {
   std::signal(SIGINT, on_interrupt);
 
   int exit_code = kExitOk;
+  std::vector<BenchReport> reports;
   for (const Problem& problem : problems) {
     BenchReport report;
     report.problem = &problem;
@@ -241,6 +242,8 @@ int main(int argc, char** argv) {
         exit_code = kExitCaseFailed;
       }
     }
+    reports.push_back(std::move(report));
   }
+  if (reports.size() > 1) fmt::print("{}\n", format_overview(reports));
   return exit_code;
 }

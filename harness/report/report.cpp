@@ -1,5 +1,6 @@
 #include "report/report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
@@ -133,6 +134,38 @@ std::string format_checks(const BenchReport& report) {
   };
   out += line(head);
   for (const auto& row : rows) out += line(row);
+  return out;
+}
+
+std::string format_overview(const std::vector<BenchReport>& reports) {
+  std::vector<std::string> cases;
+  for (const BenchReport& r : reports)
+    for (const CaseResult& row : r.rows)
+      if (row.run_kind != "published" && std::find(cases.begin(), cases.end(), row.case_name()) == cases.end())
+        cases.push_back(row.case_name());
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> head{"case"};
+  for (const BenchReport& r : reports) head.push_back(r.problem->name);
+  rows.push_back(head);
+  for (const std::string& c : cases) {
+    std::vector<std::string> row{c};
+    for (const BenchReport& r : reports) {
+      std::string cell = "-";
+      for (const CaseResult& x : r.rows)
+        if (x.run_kind != "published" && x.case_name() == c)
+          cell = x.status + (std::isfinite(x.normalized_time) ? fmt::format(" {} norm {:.3g}", setting_cell(x), x.normalized_time) : "");
+      row.push_back(cell);
+    }
+    rows.push_back(row);
+  }
+  std::vector<size_t> width(head.size(), 0);
+  for (const auto& row : rows)
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  std::string out = "overview (status, tuned setting, normalized CPU time = cpu median / calibration kernel)\n";
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c)
+      out += fmt::format("{:<{}}", row[c], width[c]) + (c + 1 < row.size() ? "  " : "\n");
+  }
   return out;
 }
 

@@ -25,6 +25,10 @@ std::string format_checks(const BenchReport& report);
 std::string to_json(const BenchReport& report);
 std::string to_csv(const BenchReport& report);
 std::string to_markdown(const BenchReport& report);
+// For several problems: one row per case, one column per problem: status, setting and normalized
+// time of the tuned row.
+std::string format_overview(const std::vector<BenchReport>& reports);
+
 // The spec's six columns: t, x, y, E - E0, |Phi|, |Phi_q v|.
 std::string history_text(const BenchReport& report, const CaseResult& row);
 // File name of a row's history: "<formulation>__<integrator>.txt".
