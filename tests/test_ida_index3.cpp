@@ -14,6 +14,7 @@
 #include "problem/problem.hpp"
 #include "reference/simple_pendulum.hpp"
 #include "support/models.hpp"
+#include "support/monitor.hpp"
 
 namespace mbs {
 namespace {
@@ -122,31 +123,6 @@ TEST(IdaIndex3, RedundantConstraintGivesConsistentStartThenClearError) {
 
 INSTANTIATE_TEST_SUITE_P(PlanarAndSpatial, IdaIndex3Dae, ::testing::Values(2, 3));
 
-// max over every step of |E - E0|, |Phi|, |Phi_q v|.
-class DriftObserver : public StepObserver {
- public:
-  explicit DriftObserver(const Model& model) : nat_(model), c_(model.nc()) {}
-  void on_step(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) override {
-    const double e = nat_.energy(q, v);
-    if (steps_ == 0) e0_ = e;
-    max_drift = std::max(max_drift, std::abs(e - e0_));
-    nat_.Phi(q, c_);
-    max_phi = std::max(max_phi, c_.cwiseAbs().maxCoeff());
-    nat_.Phi_q_times(q, v, c_);
-    max_phi_dot = std::max(max_phi_dot, c_.cwiseAbs().maxCoeff());
-    t_last = t;
-    q_last = q;
-    ++steps_;
-  }
-  double max_drift = 0.0, max_phi = 0.0, max_phi_dot = 0.0, t_last = 0.0;
-  Eigen::VectorXd q_last;
-
- private:
-  NaturalCoordinates nat_;
-  Eigen::VectorXd c_;
-  double e0_ = 0.0;
-  long steps_ = 0;
-};
 
 TEST(IdaIndex3, PendulumMeetsEnergyRuleAndExactSolution) {
   const Problem problem = load_problem(kPendulum);
@@ -154,16 +130,16 @@ TEST(IdaIndex3, PendulumMeetsEnergyRuleAndExactSolution) {
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->unsupported_reason(problem.model), "");
   auto sim = f->create(problem.model, "bdf", kPassingRtol);
-  DriftObserver obs(problem.model);
+  testing::Monitor obs(problem.model);
   const RunStats& stats = sim->run(problem.run.end_time, &obs);
 
-  EXPECT_DOUBLE_EQ(obs.t_last, 10.0);
+  EXPECT_DOUBLE_EQ(obs.t_final, 10.0);
   EXPECT_LT(obs.max_drift, problem.rule.below);  // 5e-5 J
-  EXPECT_LT(obs.max_phi, 1e-9);                  // m; Phi = 0 is a residual block, met to the Newton tolerance
-  EXPECT_LT(obs.max_phi_dot, 1e-5);              // m/s; only implied by the index-3 equations
+  EXPECT_LT(obs.max_Phi, 1e-9);                  // m; Phi = 0 is a residual block, met to the Newton tolerance
+  EXPECT_LT(obs.max_Phi_dot, 1e-5);              // m/s; only implied by the index-3 equations
   const Eigen::VectorXd exact = SimplePendulumExact::from_problem(problem).position(10.0);
   const int p1 = problem.model.find_point("P1");
-  const Eigen::VectorXd r = obs.q_last.segment(problem.model.dim * p1, problem.model.dim);
+  const Eigen::VectorXd r = obs.q_final.segment(problem.model.dim * p1, problem.model.dim);
   EXPECT_LT((r - exact).norm(), 1e-3);
   EXPECT_GT(stats.steps, 0);
   EXPECT_GT(stats.jacobian_evals, 0);
@@ -171,21 +147,21 @@ TEST(IdaIndex3, PendulumMeetsEnergyRuleAndExactSolution) {
   RecordProperty("steps", static_cast<int>(stats.steps));
 
   // A second run re-initializes from the model and reproduces the first.
-  DriftObserver again(problem.model);
+  testing::Monitor again(problem.model);
   const long steps = stats.steps;
   sim->run(problem.run.end_time, &again);
   EXPECT_EQ(sim->stats().steps, steps);
-  EXPECT_EQ(again.q_last, obs.q_last);
+  EXPECT_EQ(again.q_final, obs.q_final);
 }
 
 TEST(IdaIndex3, LooseToleranceEndsOrFailsWithClearMessage) {
   const Problem problem = load_problem(kPendulum);
   for (double rtol : {1e-3, 1e-4}) {
     auto sim = Registry::instance().find("ida-index3")->create(problem.model, "bdf", rtol);
-    DriftObserver obs(problem.model);
+    testing::Monitor obs(problem.model);
     try {
       sim->run(problem.run.end_time, &obs);
-      EXPECT_DOUBLE_EQ(obs.t_last, 10.0) << "rtol " << rtol;
+      EXPECT_DOUBLE_EQ(obs.t_final, 10.0) << "rtol " << rtol;
     } catch (const SolverError& e) {
       EXPECT_NE(std::string(e.what()).find("IDASolve failed with flag"), std::string::npos) << e.what();
     }
@@ -210,7 +186,7 @@ TEST(IdaIndex3, DISABLED_ToleranceSweep) {
     for (double rtol : {1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 7e-11, 5e-11, 4e-11, 3e-11, 2.5e-11,
                         2e-11, 1.5e-11, 1e-11, 5e-12, 3e-12, 1e-12, 1e-13}) {
       auto sim = ida_index3::make_simulator(problem.model, rtol, et);
-      DriftObserver obs(problem.model);
+      testing::Monitor obs(problem.model);
       try {
         const RunStats& s = sim->run(problem.run.end_time, &obs);
         std::vector<double> ms;
@@ -221,9 +197,9 @@ TEST(IdaIndex3, DISABLED_ToleranceSweep) {
         }
         std::sort(ms.begin(), ms.end());
         const double median = ms[ms.size() / 2];
-        const Eigen::VectorXd r = obs.q_last.head(2);
+        const Eigen::VectorXd r = obs.q_final.head(2);
         std::printf("%8.1e %8ld %11.3e %11.3e %11.3e %11.3e %6ld %.2f\n", rtol, s.steps, obs.max_drift,
-                    (r - exact).norm(), obs.max_phi, obs.max_phi_dot, s.failures, median);
+                    (r - exact).norm(), obs.max_Phi, obs.max_Phi_dot, s.failures, median);
       } catch (const SolverError& e) {
         std::printf("%8.1e %8ld %11.3e %11s %11s %11s %6ld %s\n", rtol, sim->stats().steps, obs.max_drift, "-", "-",
                     "-", sim->stats().failures, e.what());

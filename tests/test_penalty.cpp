@@ -18,36 +18,11 @@
 #include "reference/simple_pendulum.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/models.hpp"
+#include "support/monitor.hpp"
 
 namespace mbs {
 namespace {
 
-// Max energy drift (J) and constraint violations over every step, and the final state.
-class PendulumMonitor final : public StepObserver {
- public:
-  explicit PendulumMonitor(const Model& model) : nat_(model), Phi_(nat_.nc()), Phi_dot_(nat_.nc()) {}
-  void on_step(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) override {
-    const double E = nat_.energy(q, v);
-    if (first_) E0_ = E, first_ = false;
-    max_drift = std::max(max_drift, std::abs(E - E0_));
-    nat_.Phi(q, Phi_);
-    nat_.Phi_q_times(q, v, Phi_dot_);
-    if (Phi_.size() > 0) {
-      max_Phi = std::max(max_Phi, Phi_.cwiseAbs().maxCoeff());
-      max_Phi_dot = std::max(max_Phi_dot, Phi_dot_.cwiseAbs().maxCoeff());
-    }
-    t_final = t;
-    q_final = q;
-  }
-  double max_drift = 0.0, max_Phi = 0.0, max_Phi_dot = 0.0, t_final = 0.0;
-  Eigen::VectorXd q_final;
-
- private:
-  NaturalCoordinates nat_;
-  Eigen::VectorXd Phi_, Phi_dot_;
-  double E0_ = 0.0;
-  bool first_ = true;
-};
 
 class PenaltyPendulum : public ::testing::Test {
  protected:
@@ -58,7 +33,7 @@ class PenaltyPendulum : public ::testing::Test {
   }
   std::unique_ptr<Simulator> create(double h) const { return formulation_->create(problem_.model, "trapezoidal", h); }
   // |P1(t_end) - exact| (m).
-  double position_error(const PendulumMonitor& monitor) const {
+  double position_error(const testing::Monitor& monitor) const {
     const int dim = problem_.model.dim, point = problem_.reference->point;
     const Eigen::VectorXd exact = SimplePendulumExact::from_problem(problem_).position(monitor.t_final);
     return (monitor.q_final.segment(dim * point, dim) - exact).norm();
@@ -80,7 +55,7 @@ TEST_F(PenaltyPendulum, DescribesItself) {
 TEST_F(PenaltyPendulum, EnergyDriftConstraintsAndExactSolution) {
   const double h = 3.2e-4, t_end = problem_.run.end_time;
   auto sim = create(h);
-  PendulumMonitor monitor(problem_.model);
+  testing::Monitor monitor(problem_.model);
   const RunStats& stats = sim->run(t_end, &monitor);
 
   EXPECT_EQ(stats.steps, std::lround(std::ceil(t_end / h - 1e-9)));
@@ -122,7 +97,7 @@ TEST(PenaltyDoublePendulum, FixedAndDynamicSizesAgreeAndEnergyErrorIsSecondOrder
   auto sim2 = formulation->create(planar, "trapezoidal", h);
   auto sim3 = formulation->create(spatial, "trapezoidal", h);
   auto sim2_half = formulation->create(planar, "trapezoidal", h / 2);
-  PendulumMonitor mon2(planar), mon3(spatial), mon2_half(planar);
+  testing::Monitor mon2(planar), mon3(spatial), mon2_half(planar);
   sim2->run(t_end, &mon2);
   sim3->run(t_end, &mon3);
   sim2_half->run(t_end, &mon2_half);
@@ -151,7 +126,7 @@ TEST_F(PenaltyPendulum, DISABLED_StepSweep) {
               "|Phi'|", "NR/step", "time (ms)");
   for (double h : {5e-2, 1e-2, 5e-3, 1e-3, 5e-4, 4e-4, 3.5e-4, 3.4e-4, 3.36e-4, 3.34e-4, 3.3e-4, 3.2e-4, 3e-4, 2e-4, 1e-4}) {
     auto sim = create(h);
-    PendulumMonitor monitor(problem_.model);
+    testing::Monitor monitor(problem_.model);
     RunStats stats;
     try {
       stats = sim->run(t_end, &monitor);
