@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/linearization.hpp"
 #include "core/model.hpp"
 
 namespace mbs {
@@ -145,6 +146,14 @@ class Formulation {
   // Setup for one (model, integrator, setting). The model must outlive the simulator.
   virtual std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator,
                                             double setting) const = 0;
+
+  // Linearization about a static equilibrium (analysis problems). Empty when supported for this
+  // model; otherwise why not. The default: the formulation has no linearization.
+  virtual std::string linearization_unsupported_reason(const Model& /*model*/) const {
+    return "no linearization implemented for " + name();
+  }
+  // Setup of a linearizer for the model (called only when the reason above is empty).
+  virtual std::unique_ptr<Linearizer> create_linearizer(const Model& /*model*/) const { return nullptr; }
 };
 
 // Formulations by name, sorted by name so case order is deterministic.

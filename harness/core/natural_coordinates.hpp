@@ -3,15 +3,20 @@
 // This is the one place where energy and constraint violations are defined, so the harness scores
 // every formulation the same way, and the natural-coordinate formulations reuse it.
 //
-// Constraint form, per rod k between points i and j with d = r_i - r_j:
-//   Phi_k = (d.d - L^2) / (2 L)
-// which equals |d| - L to first order, so position violations are in metres and
-// velocity violations (Phi_q v) in metres per second, whatever the formulation.
+// Every constraint row is a bilinear form of two affine combinations of coordinate blocks,
+//   Phi_k = s_k (d1 . d2 - c_k),   d = c + sum_t w_t q[off_t .. off_t + dim),
+// which covers, with Phi in metres and Phi_q v in metres per second throughout:
+//   rod between anchors A, B, d = r_A - r_B:   (d.d - L^2) / (2 L)   (= |d| - L to first order)
+//   spherical joint, component c:              e_c . (r_A - r_B)     (linear)
+//   rigid body, unit axis u_i:                 l (u_i.u_i - 1) / 2   (l: the body's length scale)
+//   rigid body, orthogonal axes u_i, u_j:      l u_i.u_j
+// Rows are ordered as Model::nc() says: rods, spherical joints, bodies.
 //
-// All evaluation functions write into caller-owned storage and allocate nothing.
 #pragma once
 
 #include <Eigen/Dense>
+#include <array>
+#include <vector>
 
 #include "core/model.hpp"
 
@@ -44,6 +49,11 @@ class NaturalCoordinates {
   // K += sum_k mu_k * d2(Phi_k)/dq2 (nq x nq): the geometric stiffness of constraint forces Phi_q^T mu.
   void add_Phi_qq_times(const Eigen::Ref<const Eigen::VectorXd>& mu, Eigen::Ref<Eigen::MatrixXd> K) const;
 
+  // Angular velocity (rad/s, local frame) of rigid body k from its unit axes and their rates:
+  // omega = 1/2 sum_i u_i x u_i' (exact for orthonormal axes).
+  Eigen::Vector3d angular_velocity(int body, const Eigen::Ref<const Eigen::VectorXd>& q,
+                                   const Eigen::Ref<const Eigen::VectorXd>& v) const;
+
   double kinetic_energy(const Eigen::Ref<const Eigen::VectorXd>& v) const;    // J
   double potential_energy(const Eigen::Ref<const Eigen::VectorXd>& q) const;  // J, zero at local origin
   double energy(const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& v) const {
@@ -51,33 +61,40 @@ class NaturalCoordinates {
   }
 
  private:
-  struct RodTerm {
-    int a, b;               // coordinate offsets of the two ends (-1 for a ground end)
-    double inv_length;      // 1/L
-    double length;          // L
+  using Small = Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 3, 1>;  // dim <= 3, never allocates
+  // d = c + sum_t w_t q.segment(off_t, dim): at most two anchors of 4 blocks each.
+  struct Combo {
+    Small c;
+    int n = 0;
+    std::array<int, 8> off{};
+    std::array<double, 8> w{};
+    void add(int offset, double weight) { off[n] = offset, w[n] = weight, ++n; }
+  };
+  struct Row {
+    Combo d1, d2;
+    bool same = false;  // d2 == d1 (rods, unit axes): evaluated once
+    double s = 1.0, c = 0.0;
   };
   const Model* model_;
   int nq_, nc_, dim_;
   Eigen::VectorXd m_diag_, Q_;
-  std::vector<RodTerm> rods_;
-  Eigen::MatrixXd ground_;  // dim x nc, ground end of each rod (unused columns are zero)
+  std::vector<Row> rows_;
 
-  using Small = Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 3, 1>;  // dim <= 3, never allocates
-  // d = r_a - r_b for rod k.
+  // r_A - r_B (sign +1) or r_A alone: appends anchor A's terms to d.
+  void add_anchor(Combo& d, const Anchor& anchor, double sign) const;
+
   template <typename Vec>
-  Small rod_vector(const Vec& q, int k) const {
-    const RodTerm& rt = rods_[k];
-    Small d = rt.a >= 0 ? Small(q.segment(rt.a, dim_)) : Small(ground_.col(k));
-    d -= q.segment(rt.b, dim_);
-    return d;
+  Small eval(const Combo& d, const Vec& q) const {
+    Small x = d.c;
+    for (int t = 0; t < d.n; ++t) x.noalias() += d.w[t] * q.segment(d.off[t], dim_);
+    return x;
   }
-  // d_dot = v_a - v_b for rod k (a ground end does not move).
+  // Rate of d: the constant part does not move.
   template <typename Vec>
-  Small rod_vector_rate(const Vec& v, int k) const {
-    const RodTerm& rt = rods_[k];
-    Small d = -v.segment(rt.b, dim_);
-    if (rt.a >= 0) d += v.segment(rt.a, dim_);
-    return d;
+  Small rate(const Combo& d, const Vec& v) const {
+    Small x = Small::Zero(dim_);
+    for (int t = 0; t < d.n; ++t) x.noalias() += d.w[t] * v.segment(d.off[t], dim_);
+    return x;
   }
 };
 
