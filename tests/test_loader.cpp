@@ -5,6 +5,7 @@
 #include <fstream>
 #include <regex>
 
+#include "core/natural_coordinates.hpp"
 #include "problem/problem.hpp"
 
 namespace mbs {
@@ -71,7 +72,7 @@ TEST(Loader, YamlSyntaxErrorHasPosition) {
 
 TEST(Loader, UnknownKeySuggestsTheNearestKnownOne) {
   EXPECT_EQ(error_of(replace(kGood, "    mass: 1.0", "    mas: 1.0")),
-            "bad.yaml:7:5: unknown key 'mas' in a body (did you mean 'mass'?)");
+            "bad.yaml:7:5: unknown key 'mas' in a point mass (did you mean 'mass'?)");
 }
 
 TEST(Loader, MissingRequiredField) {
@@ -159,6 +160,53 @@ TEST(Loader, MissingFile) {
   } catch (const ProblemError& e) {
     EXPECT_STREQ(e.what(), "/nonexistent/problem.yaml: cannot open the problem file");
   }
+}
+
+// Rigid bodies and spherical joints (pinned_bar's elements).
+std::string bar_file() {
+  std::ifstream in(MBS_SOURCE_DIR "/problems/pinned_bar.yaml");
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST(Loader, RigidBodyErrors) {
+  const std::string bar = bar_file();
+  EXPECT_EQ(error_of(bar), "(accepted)");
+  EXPECT_EQ(error_of(replace(bar, "density: 1.0  ", "density: 7.8e6")),
+            "bad.yaml:29:14: density of bar is 7800000 kg/m^3, denser than any material (osmium: 22.6e3); the unit is kg/m^3");
+  EXPECT_EQ(error_of(replace(bar, "density: 1.0  ", "density: 0.0  ")), "bad.yaml:29:14: density of bar must be positive, got 0");
+  EXPECT_EQ(error_of(replace(bar, "box: [0.1, 0.1, 1.0]", "box: [0.1, -0.1, 1.0]")),
+            "bad.yaml:28:18: box edges of bar must be positive, got -0.1");
+  EXPECT_EQ(error_of(replace(bar, "b: {body: bar, at: [0.0, 0.05, 0.25]}", "b: {body: bar}")),
+            "bad.yaml:39:8: missing required key 'at' in end 'b' of joint pin_front (a point on rigid body bar, body frame, m)");
+  EXPECT_EQ(error_of(replace(bar, "kind: spherical\n    a: {ground: [0.0, 0.05", "kind: rod\n    a: {ground: [0.0, 0.05")),
+            "bad.yaml:39:15: rods join point masses; attach rigid body bar with a spherical joint");
+  // The pin moved 1 mm off the bar's point: the initial state violates the joint, by how much.
+  EXPECT_EQ(error_of(replace(bar, "a: {ground: [0.0, 0.05, 0.0]}", "a: {ground: [0.001, 0.05, 0.0]}")),
+            "bad.yaml:36:5: initial state violates joint pin_front by 0.001 m (constraint row 0; fix the positions, or run "
+            "with --project-initial-state)");
+}
+
+TEST(Loader, HingedBodyReferenceChecksItsAxis) {
+  const std::string bar = bar_file();
+  EXPECT_EQ(error_of(replace(bar, "\n  axis: [0.0, 1.0, 0.0]", "\n  axis: [1.0, 0.0, 0.0]")),
+            "bad.yaml:66:9: hinged_body_energy: joint pin_front is not on the axis through reference.pivot");
+  // Turning about the hinge at 1 rad/s (consistent with the joints), not released from rest.
+  const std::string turning = replace(replace(bar, "angular_velocity: [0.0, 0.0, 0.0]", "angular_velocity: [0.0, 1.0, 0.0]"),
+                                      "velocity: [0.0, 0.0, 0.0]", "velocity: [-0.21650635094610965, 0.0, 0.125]");
+  EXPECT_EQ(error_of(turning),
+            "bad.yaml:63:9: hinged_body_energy needs bar released from rest");
+}
+
+TEST(Loader, ProjectionPlacesARigidBodyOnItsJoints) {
+  LoadOptions o;
+  o.project_initial_state = true;
+  const Problem p = load_problem_text(replace(bar_file(), "position: [-0.125, 0.0,", "position: [-0.124, 0.0,"), "bar.yaml", o);
+  const Model& m = p.model;
+  NaturalCoordinates nat(m);
+  Eigen::VectorXd phi(m.nc());
+  nat.Phi(m.initial_q(), phi);
+  EXPECT_LT(phi.cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_LT((m.bodies[0].R0.transpose() * m.bodies[0].R0 - Eigen::Matrix3d::Identity()).norm(), 1e-11);
 }
 
 }  // namespace

@@ -71,6 +71,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     m_ref_ = n_q_ > 0 ? M_.maxCoeff() : 1.0;
     double length = 0.0;
     for (const Rod& rod : model.rods) length = std::max(length, rod.length);
+    for (const RigidBody& body : model.bodies) length = std::max(length, body.length_scale);
     tol_q_ = kNewtonTol * (length > 0.0 ? length : 1.0);
     alpha_acc_ = kAccelerationAlphaPerMass * m_ref_;
   }
@@ -256,7 +257,7 @@ class AlmIndex3 final : public Formulation {
              "trapezoidal rule, Newton-Raphson, mass-orthogonal projections"}};
   }
   std::string unsupported_reason(const Model& model) const override {
-    return model.points.empty() ? "the model has no point masses" : "";
+    return model.nq() == 0 ? "the model has no bodies" : "";
   }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
     if (integrator != "trapezoidal")

@@ -28,6 +28,7 @@
 #include <sunlinsol/sunlinsol_dense.h>
 #include <sunmatrix/sunmatrix_dense.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -43,17 +44,41 @@ namespace mbs::ida_index3 {
 // ---------------------------------------------------------------------------------------------
 // The DAE
 
+namespace {
+// Independent rows of the model's constraints at its initial configuration.
+std::vector<int> independent_rows(const NaturalCoordinates& nat, const Model& model) {
+  std::vector<int> rows;
+  if (nat.nc() == 0) return rows;
+  Eigen::MatrixXd Phi_q(nat.nc(), nat.nq());
+  nat.Phi_q(model.initial_q(), Phi_q);
+  Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(Phi_q.transpose());
+  qr.setThreshold(1e-10);
+  for (Eigen::Index k = 0; k < qr.rank(); ++k) rows.push_back(static_cast<int>(qr.colsPermutation().indices()[k]));
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+}  // namespace
+
 Index3Dae::Index3Dae(const Model& model)
     : nat_(model),
+      rows_(independent_rows(nat_, model)),
       inv_m_(nat_.M_diag().cwiseInverse()),
-      Phi_q_(nat_.nc(), nat_.nq()),
-      S_(nat_.nc(), nat_.nc()),
-      S_cod_(nat_.nc(), nat_.nc()),
-      rhs_c_(nat_.nc()),
-      mu_(nat_.nc()) {
-  // Pivots below 1e-10 of the largest are treated as zero: S is then rank deficient (redundant
-  // constraint) and solve() returns the minimum-norm solution.
+      Phi_q_all_(nat_.nc(), nat_.nq()),
+      Phi_all_(nat_.nc()),
+      mu_all_(Eigen::VectorXd::Zero(nat_.nc())),
+      Phi_q_(nc(), nat_.nq()),
+      S_(nc(), nc()),
+      S_cod_(nc(), nc()),
+      rhs_c_(nc()),
+      mu_(nc()) {
+  // Pivots below 1e-10 of the largest are treated as zero: S is then rank deficient and solve()
+  // returns the minimum-norm solution (kept as a guard; redundant rows are already removed).
   S_cod_.setThreshold(1e-10);
+}
+
+void Index3Dae::kept_Phi_q(const Eigen::Ref<const Eigen::VectorXd>& q) {
+  nat_.Phi_q(q, Phi_q_all_);
+  for (int k = 0; k < nc(); ++k) Phi_q_.row(k) = Phi_q_all_.row(rows_[k]);
 }
 
 void Index3Dae::residual(const Eigen::Ref<const Eigen::VectorXd>& y, const Eigen::Ref<const Eigen::VectorXd>& yp,
@@ -66,13 +91,14 @@ void Index3Dae::residual(const Eigen::Ref<const Eigen::VectorXd>& y, const Eigen
   F.head(n) = q_dot - v;
 
   // dynamics: M v' + Phi_q^T lambda - Q = 0
-  nat_.Phi_q(q, Phi_q_);
+  kept_Phi_q(q);
   auto F_dyn = F.segment(n, n);
   F_dyn.noalias() = Phi_q_.transpose() * lambda;
   F_dyn += nat_.M_diag().cwiseProduct(v_dot) - nat_.Q();
 
-  // constraints: Phi(q) = 0
-  nat_.Phi(q, F.tail(m));
+  // constraints: Phi(q) = 0 (kept rows)
+  nat_.Phi(q, Phi_all_);
+  for (int k = 0; k < m; ++k) F[2 * n + k] = Phi_all_[rows_[k]];
 }
 
 void Index3Dae::jacobian(double cj, const Eigen::Ref<const Eigen::VectorXd>& y, Eigen::Ref<Eigen::MatrixXd> J) {
@@ -85,9 +111,10 @@ void Index3Dae::jacobian(double cj, const Eigen::Ref<const Eigen::VectorXd>& y, 
   J.block(0, n, n, n).diagonal().setConstant(-1.0);
 
   // dynamics rows: [sum_k lambda_k d2Phi_k/dq2, cj M, Phi_q^T]
-  nat_.add_Phi_qq_times(lambda, J.block(n, 0, n, n));
+  for (int k = 0; k < m; ++k) mu_all_[rows_[k]] = lambda[k];  // dropped rows stay 0
+  nat_.add_Phi_qq_times(mu_all_, J.block(n, 0, n, n));
   J.block(n, n, n, n).diagonal() = cj * nat_.M_diag();
-  nat_.Phi_q(q, Phi_q_);
+  kept_Phi_q(q);
   J.block(n, 2 * n, n, m) = Phi_q_.transpose();
 
   // constraints rows: [Phi_q, 0, 0]
@@ -104,18 +131,20 @@ void Index3Dae::consistent_initial_conditions(Eigen::Ref<Eigen::VectorXd> y, Eig
   if (m > 0) {
     // M is diagonal, so the augmented system [M Phi_q^T; Phi_q 0] reduces exactly to its Schur
     // complement S = Phi_q M^-1 Phi_q^T (nc x nc), factorized once, rank-revealing.
-    nat_.Phi_q(q, Phi_q_);
+    kept_Phi_q(q);
     S_.noalias() = Phi_q_ * inv_m_.asDiagonal() * Phi_q_.transpose();
     S_cod_.compute(S_);
 
     // Mass-orthogonal projection onto Phi_q v = 0: v <- v - M^-1 Phi_q^T mu, S mu = Phi_q v.
-    nat_.Phi_q_times(q, v, rhs_c_);
+    nat_.Phi_q_times(q, v, Phi_all_);
+    for (int k = 0; k < m; ++k) rhs_c_[k] = Phi_all_[rows_[k]];
     mu_ = S_cod_.solve(rhs_c_);
     v -= inv_m_.cwiseProduct(Phi_q_.transpose() * mu_);
 
     // Acceleration level: Phi_q v' = -d/dt(Phi_q) v with M v' = Q - Phi_q^T lambda gives
     // S lambda = Phi_q M^-1 Q + d/dt(Phi_q) v.
-    nat_.Phi_q_dot_v(q, v, rhs_c_);
+    nat_.Phi_q_dot_v(q, v, Phi_all_);
+    for (int k = 0; k < m; ++k) rhs_c_[k] = Phi_all_[rows_[k]];
     rhs_c_.noalias() += Phi_q_ * inv_m_.cwiseProduct(nat_.Q());
     lambda = S_cod_.solve(rhs_c_);
   }
@@ -167,6 +196,7 @@ class IdaSimulator final : public Simulator {
       : Simulator(model), dae_(model), n_(dae_.size()), rtol_(rtol) {
     double length = std::numeric_limits<double>::infinity();
     for (const Rod& rod : model.rods) length = std::min(length, rod.length);
+    for (const RigidBody& body : model.bodies) length = std::min(length, body.length_scale);
     atol_ = rtol_ * (std::isfinite(length) ? length : 1.0);
     m_min_ = dae_.nat().M_diag().minCoeff();
 
@@ -352,8 +382,7 @@ class IdaIndex3 final : public Formulation {
              "SUNDIALS IDA, variable-order BDF, index 3, v and lambda out of the error test"}};
   }
   std::string unsupported_reason(const Model& model) const override {
-    // Point masses and rods are all a Model holds, and all this formulation needs.
-    if (model.points.empty()) return "no point masses";
+    if (model.nq() == 0) return "the model has no bodies";
     return "";
   }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {

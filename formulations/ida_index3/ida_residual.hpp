@@ -5,6 +5,7 @@
 
 #include <Eigen/Dense>
 #include <memory>
+#include <vector>
 
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
@@ -15,13 +16,20 @@ namespace mbs::ida_index3 {
 //   kinematics:  q' - v                      = 0
 //   dynamics:    M v' + Phi_q^T lambda - Q   = 0
 //   constraints: Phi(q)                      = 0
+// Redundant constraints (a rank-deficient Phi_q, e.g. two spherical joints on one hinge line) would
+// make the iteration matrix singular, so only an independent subset of the model's constraint rows
+// enters the DAE: chosen once at setup by a column-pivoted QR of Phi_q^T at the initial
+// configuration (rank threshold 1e-10 relative). nc() is that subset's size. A rank that changes
+// along the motion (a singular configuration) is not handled.
 class Index3Dae {
  public:
   explicit Index3Dae(const Model& model);
 
   int nq() const { return nat_.nq(); }
-  int nc() const { return nat_.nc(); }
-  int size() const { return 2 * nat_.nq() + nat_.nc(); }
+  int nc() const { return static_cast<int>(rows_.size()); }        // independent rows kept
+  int dropped_constraints() const { return nat_.nc() - nc(); }      // redundant rows removed
+  const std::vector<int>& constraint_rows() const { return rows_; }  // kept rows of the model's Phi
+  int size() const { return 2 * nat_.nq() + nc(); }
   const NaturalCoordinates& nat() const { return nat_; }
 
   // Residual F, size(). Allocates nothing (runs inside IDA's Newton iteration).
@@ -36,9 +44,14 @@ class Index3Dae {
   void consistent_initial_conditions(Eigen::Ref<Eigen::VectorXd> y, Eigen::Ref<Eigen::VectorXd> yp);
 
  private:
+  void kept_Phi_q(const Eigen::Ref<const Eigen::VectorXd>& q);  // Phi_q_ <- kept rows of Phi_q(q)
+
   NaturalCoordinates nat_;
+  std::vector<int> rows_;     // independent constraint rows of the model, ascending
   Eigen::VectorXd inv_m_;     // M^-1 (diagonal)
-  Eigen::MatrixXd Phi_q_;     // nc x nq workspace
+  Eigen::MatrixXd Phi_q_all_; // model's nc x nq workspace
+  Eigen::VectorXd Phi_all_, mu_all_;  // model's nc: Phi, and lambda scattered back onto every row
+  Eigen::MatrixXd Phi_q_;     // nc x nq workspace (kept rows)
   // Initial-condition workspace: Schur complement S = Phi_q M^-1 Phi_q^T and its rank-revealing
   // factorization (S is singular when a constraint is redundant).
   Eigen::MatrixXd S_;

@@ -6,25 +6,28 @@ namespace mbs::minimal {
 
 std::string build_joint_tree(const Model& model, JointTree& tree) {
   tree = JointTree{};
+  if (!model.bodies.empty()) return "rigid bodies are not yet described in joint coordinates";
+  if (!model.sphericals.empty()) return "spherical joints are not yet described in joint coordinates";
   const int np = static_cast<int>(model.points.size());
+  const int nrods = static_cast<int>(model.rods.size());
   // Rods incident to each point.
   std::vector<std::vector<int>> incident(np);
-  for (int k = 0; k < model.nc(); ++k) {
+  for (int k = 0; k < nrods; ++k) {
     const Rod& rod = model.rods[k];
     if (rod.a != kGround) incident[rod.a].push_back(k);
     incident[rod.b].push_back(k);
   }
-  if (model.nc() > 0 && model.dim != 2)
+  if (nrods > 0 && model.dim != 2)
     return "spatial rods (spherical joints) are not yet described in joint coordinates";
 
   if (model.dim == 2 && model.gravity.norm() > 0) {
     tree.down = model.gravity.head<2>().normalized();
     tree.side = Eigen::Vector2d(-tree.down[1], tree.down[0]);
   }
-  std::vector<bool> placed(np, false), rod_used(model.nc(), false);
+  std::vector<bool> placed(np, false), rod_used(nrods, false);
   // Breadth-first from ground: rods with a ground end first, then rods hanging from placed points.
   std::vector<int> frontier;
-  for (int k = 0; k < model.nc(); ++k) {
+  for (int k = 0; k < nrods; ++k) {
     const Rod& rod = model.rods[k];
     if (rod.a != kGround) continue;
     if (placed[rod.b]) return fmt::format("closed loop at point {}: joint coordinates need a tree", model.points[rod.b].name);

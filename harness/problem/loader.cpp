@@ -137,17 +137,61 @@ void read_space(const Reader& rd, const YAML::Node& root, Model& model) {
   }
 }
 
+// No material is denser than osmium (22.6e3 kg/m^3): larger values are a unit mistake (g/cm^3 is
+// fine, kg/cm^3 is not).
+constexpr double kMaxDensity = 1e5;
+
+void read_rigid_body(const Reader& rd, const Frame& frame, const YAML::Node& b, const std::string& name, Model& model) {
+  rd.expect_map(b, "a rigid body", {"name", "kind", "shape", "density", "position", "orientation", "velocity", "angular_velocity"});
+  if (model.dim != 3) rd.fail(b["kind"], "rigid bodies need space: spatial");
+  RigidBody body;
+  body.name = name;
+  const YAML::Node shape = rd.required(b, "shape", "body " + name);
+  rd.expect_map(shape, "shape of " + name, {"box"});
+  body.size = rd.vec3(rd.required(shape, "box", "shape of " + name), "box of " + name);
+  for (int a = 0; a < 3; ++a)
+    if (!(body.size[a] > 0.0)) rd.fail(shape["box"], fmt::format("box edges of {} must be positive, got {}", name, body.size[a]));
+  const YAML::Node density = rd.required(b, "density", "body " + name);
+  body.density = rd.positive(density, "density of " + name);
+  if (body.density > kMaxDensity)
+    rd.fail(density, fmt::format("density of {} is {} kg/m^3, denser than any material (osmium: 22.6e3); the unit is kg/m^3",
+                                 name, body.density));
+  body.mass = body.density * body.size.prod();
+  body.second_moments = body.mass * body.size.cwiseAbs2() / 12.0;
+  body.length_scale = 0.5 * body.size.norm();
+  body.r0 = frame.point(rd.required(b, "position", "body " + name), "position of " + name);
+  body.R0.setIdentity();
+  if (const YAML::Node o = b["orientation"]) {  // the rotation taking the world axes onto the body axes
+    rd.expect_map(o, "orientation of " + name, {"axis", "angle_deg"});
+    const Eigen::Vector3d axis = rd.vec3(rd.required(o, "axis", "orientation of " + name), "orientation axis of " + name);
+    if (!(axis.norm() > 0.0)) rd.fail(o["axis"], fmt::format("orientation axis of {} must not be zero", name));
+    const double deg = rd.number(rd.required(o, "angle_deg", "orientation of " + name), "orientation angle of " + name);
+    body.R0 = Eigen::AngleAxisd(deg * M_PI / 180.0, axis.normalized()).toRotationMatrix();
+  }
+  body.v0 = b["velocity"] ? Eigen::Vector3d(frame.direction(b["velocity"], "velocity of " + name)) : Eigen::Vector3d::Zero();
+  body.omega0 = b["angular_velocity"] ? Eigen::Vector3d(frame.direction(b["angular_velocity"], "angular velocity of " + name))
+                                      : Eigen::Vector3d::Zero();
+  model.bodies.push_back(std::move(body));
+}
+
 void read_bodies(const Reader& rd, const Frame& frame, const YAML::Node& root, Model& model) {
   const YAML::Node bodies = rd.required(root, "bodies", "the problem");
   if (!bodies.IsSequence() || bodies.size() == 0) rd.fail(bodies, "bodies must be a non-empty list");
   for (const YAML::Node& b : bodies) {
-    rd.expect_map(b, "a body", {"name", "kind", "mass", "position", "velocity"});
+    if (!b.IsMap()) rd.fail(b, "a body must be a mapping");
+    const std::string name = rd.text(rd.required(b, "name", "a body"), "body name");
+    if (name == "ground") rd.fail(b["name"], "'ground' is reserved and cannot name a body");
+    if (model.find_point(name) != kNoPoint || model.find_body(name) >= 0)
+      rd.fail(b["name"], fmt::format("duplicate body name '{}'", name));
+    const std::string kind = rd.text(rd.required(b, "kind", "body " + name), "body kind");
+    if (kind == "rigid_body") {
+      read_rigid_body(rd, frame, b, name, model);
+      continue;
+    }
+    if (kind != "point_mass") rd.fail(b["kind"], fmt::format("unknown body kind '{}' (known: point_mass, rigid_body)", kind));
+    rd.expect_map(b, "a point mass", {"name", "kind", "mass", "position", "velocity"});
     PointMass p;
-    p.name = rd.text(rd.required(b, "name", "a body"), "body name");
-    if (p.name == "ground") rd.fail(b["name"], "'ground' is reserved and cannot name a body");
-    if (model.find_point(p.name) != kNoPoint) rd.fail(b["name"], fmt::format("duplicate body name '{}'", p.name));
-    const std::string kind = rd.text(rd.required(b, "kind", "body " + p.name), "body kind");
-    if (kind != "point_mass") rd.fail(b["kind"], fmt::format("unknown body kind '{}' (known: point_mass)", kind));
+    p.name = name;
     p.mass = rd.positive(rd.required(b, "mass", "body " + p.name), "mass of " + p.name);
     p.r0 = frame.point(rd.required(b, "position", "body " + p.name), "position of " + p.name);
     p.v0 = b["velocity"] ? frame.direction(b["velocity"], "velocity of " + p.name) : Eigen::VectorXd::Zero(model.dim);
@@ -155,52 +199,82 @@ void read_bodies(const Reader& rd, const Frame& frame, const YAML::Node& root, M
   }
 }
 
-// Where each rod was written, for messages about the initial state.
-using JointMarks = std::vector<YAML::Node>;
+// Where each joint was written, and the constraint rows it owns, for messages about the initial state.
+struct JointMark {
+  YAML::Node node;
+  std::string name;
+  double scale;  // m: the length the position tolerance is relative to
+};
+using JointMarks = std::vector<JointMark>;  // one per constraint row
 
 void read_joints(const Reader& rd, const Frame& frame, const YAML::Node& root, Model& model, JointMarks& marks) {
   const YAML::Node joints = root["joints"];
-  if (!joints) return;
-  if (!joints.IsSequence()) rd.fail(joints, "joints must be a list");
-  for (const YAML::Node& j : joints) {
-    rd.expect_map(j, "a joint", {"name", "kind", "a", "b", "length"});
-    Rod rod;
-    rod.name = rd.text(rd.required(j, "name", "a joint"), "joint name");
-    const std::string kind = rd.text(rd.required(j, "kind", "joint " + rod.name), "joint kind");
-    if (kind != "rod") rd.fail(j["kind"], fmt::format("unknown joint kind '{}' (known: rod)", kind));
-    // An end is {ground: [x, y, z]} or {body: NAME}.
-    auto end = [&](const char* key, int& index, Eigen::VectorXd& ground) {
-      const YAML::Node e = rd.required(j, key, "joint " + rod.name);
-      rd.expect_map(e, fmt::format("end '{}' of joint {}", key, rod.name), {"ground", "body"});
-      if (e["ground"] && e["body"]) rd.fail(e, "a joint end is either {ground: [x, y, z]} or {body: NAME}, not both");
-      if (e["ground"]) {
-        index = kGround;
-        ground = frame.point(e["ground"], fmt::format("ground point of joint {}", rod.name));
-      } else if (e["body"]) {
-        const std::string body = rd.text(e["body"], "body name");
-        index = model.find_point(body);
-        if (index == kNoPoint) rd.fail(e["body"], fmt::format("joint {} names body '{}', which is not defined", rod.name, body));
-      } else {
-        rd.fail(e, "a joint end needs 'ground: [x, y, z]' or 'body: NAME'");
+  std::vector<JointMark> sphericals;  // rows follow the rods'
+  if (joints) {
+    if (!joints.IsSequence()) rd.fail(joints, "joints must be a list");
+    for (const YAML::Node& j : joints) {
+      if (!j.IsMap()) rd.fail(j, "a joint must be a mapping");
+      const std::string name = rd.text(rd.required(j, "name", "a joint"), "joint name");
+      const std::string kind = rd.text(rd.required(j, "kind", "joint " + name), "joint kind");
+      if (kind != "rod" && kind != "spherical")
+        rd.fail(j["kind"], fmt::format("unknown joint kind '{}' (known: rod, spherical)", kind));
+      if (kind == "rod") rd.expect_map(j, "a rod", {"name", "kind", "a", "b", "length"});
+      else rd.expect_map(j, "a spherical joint", {"name", "kind", "a", "b"});
+      // An end is {ground: [x, y, z]}, {body: POINT_MASS} or {body: RIGID_BODY, at: [x, y, z]} (body frame).
+      auto end = [&](const char* key) {
+        const YAML::Node e = rd.required(j, key, "joint " + name);
+        rd.expect_map(e, fmt::format("end '{}' of joint {}", key, name), {"ground", "body", "at"});
+        if (e["ground"] && e["body"]) rd.fail(e, "a joint end is either {ground: [x, y, z]} or {body: NAME}, not both");
+        Anchor an;
+        if (e["ground"]) {
+          if (e["at"]) rd.fail(e["at"], "'at' locates a point on a rigid body; a ground end gives its position in 'ground'");
+          an.at = frame.point(e["ground"], fmt::format("ground point of joint {}", name));
+        } else if (e["body"]) {
+          const std::string body = rd.text(e["body"], "body name");
+          an.point = model.find_point(body);
+          if (an.point == kNoPoint) {
+            an.body = model.find_body(body);
+            if (an.body < 0) rd.fail(e["body"], fmt::format("joint {} names body '{}', which is not defined", name, body));
+            if (kind == "rod") rd.fail(e["body"], fmt::format("rods join point masses; attach rigid body {} with a spherical joint", body));
+            an.at = rd.vec3(rd.required(e, "at", fmt::format("end '{}' of joint {} (a point on rigid body {}, body frame, m)", key, name, body)),
+                            fmt::format("'at' of joint {}", name));
+          } else if (e["at"]) {
+            rd.fail(e["at"], fmt::format("'{}' is a point mass: a joint attaches to it without 'at'", body));
+          }
+        } else {
+          rd.fail(e, "a joint end needs 'ground: [x, y, z]' or 'body: NAME'");
+        }
+        return an;
+      };
+      Anchor a = end("a"), b = end("b");
+      const bool ground_a = a.body < 0 && a.point == kGround, ground_b = b.body < 0 && b.point == kGround;
+      if (ground_a && ground_b) rd.fail(j, fmt::format("joint {} connects ground to ground", name));
+      if (a.body == b.body && a.point == b.point) rd.fail(j, fmt::format("joint {} connects body to itself", name));
+      if (ground_b) std::swap(a, b);  // keep the ground end in `a`
+      const Eigen::VectorXd q0 = model.initial_q();
+      const double initial = (model.anchor_position(a, q0) - model.anchor_position(b, q0)).norm();
+      if (kind == "spherical") {
+        model.sphericals.push_back(SphericalJoint{name, a, b});
+        double scale = 1.0;  // m: the bodies' size, for the tolerance on coincidence
+        for (const Anchor* an : {&a, &b})
+          if (an->body >= 0) scale = std::max(scale, model.bodies[an->body].length_scale);
+        for (int c = 0; c < model.dim; ++c) sphericals.push_back({j, "joint " + name, scale});
+        continue;
       }
-    };
-    int ia, ib;
-    Eigen::VectorXd ga, gb;
-    end("a", ia, ga);
-    end("b", ib, gb);
-    if (ia == kGround && ib == kGround) rd.fail(j, fmt::format("joint {} connects ground to ground", rod.name));
-    if (ia == ib) rd.fail(j, fmt::format("joint {} connects body to itself", rod.name));
-    if (ib == kGround) std::swap(ia, ib), std::swap(ga, gb);  // keep the ground end in `a`
-    rod.a = ia;
-    rod.b = ib;
-    rod.ground_a = ga;
-    const Eigen::VectorXd ra = ia == kGround ? ga : model.points[ia].r0;
-    const double initial = (ra - model.points[ib].r0).norm();
-    rod.length = j["length"] ? rd.positive(j["length"], "length of " + rod.name) : initial;
-    if (!(rod.length > 0.0)) rd.fail(j, fmt::format("joint {} has zero length in the initial configuration", rod.name));
-    marks.push_back(j["length"] ? j["length"] : j);
-    model.rods.push_back(std::move(rod));
+      Rod rod;
+      rod.name = name;
+      rod.a = a.point;
+      rod.b = b.point;
+      rod.ground_a = a.at;
+      rod.length = j["length"] ? rd.positive(j["length"], "length of " + rod.name) : initial;
+      if (!(rod.length > 0.0)) rd.fail(j, fmt::format("joint {} has zero length in the initial configuration", rod.name));
+      marks.push_back({j["length"] ? j["length"] : j, "joint " + name, rod.length});
+      model.rods.push_back(std::move(rod));
+    }
   }
+  marks.insert(marks.end(), sphericals.begin(), sphericals.end());
+  for (const RigidBody& body : model.bodies)
+    for (int r = 0; r < Model::kBodyConstraints; ++r) marks.push_back({root["bodies"], "rigidity of " + body.name, body.length_scale});
 }
 
 // Checks the initial state against the constraints at position and velocity level; projects it
@@ -214,7 +288,7 @@ void check_initial_state(const Reader& rd, const JointMarks& marks, Model& model
     nat.Phi(q, phi);
     nat.Phi_q_times(q, v, phi_v);
     for (int k = 0; k < model.nc(); ++k) {
-      if (!(std::abs(phi[k]) <= kInitialTolerance * model.rods[k].length)) return which = k, velocity = false, true;
+      if (!(std::abs(phi[k]) <= kInitialTolerance * marks[k].scale)) return which = k, velocity = false, true;
       if (!(std::abs(phi_v[k]) <= kInitialTolerance * v_scale)) return which = k, velocity = true, true;
     }
     return false;
@@ -240,19 +314,96 @@ void check_initial_state(const Reader& rd, const JointMarks& marks, Model& model
         model.points[i].r0 = q.segment(model.dim * i, model.dim);
         model.points[i].v0 = v.segment(model.dim * i, model.dim);
       }
+      for (size_t b = 0; b < model.bodies.size(); ++b) {
+        RigidBody& body = model.bodies[b];
+        const int o = model.body_offset(static_cast<int>(b));
+        body.r0 = q.segment<3>(o);
+        body.v0 = v.segment<3>(o);
+        for (int a = 0; a < 3; ++a) body.R0.col(a) = q.segment<3>(o + 3 + 3 * a);
+        body.omega0 = nat.angular_velocity(static_cast<int>(b), q, v);
+      }
       return;
     }
-    rd.fail(marks[k], fmt::format("initial state of joint {} could not be projected onto the constraints", model.rods[k].name));
+    rd.fail(marks[k].node, fmt::format("initial state of {} could not be projected onto the constraints", marks[k].name));
   }
-  const Rod& rod = model.rods[k];
-  const Eigen::VectorXd ra = rod.a == kGround ? rod.ground_a : model.points[rod.a].r0;
+  if (k < static_cast<int>(model.rods.size())) {
+    const Rod& rod = model.rods[k];
+    const Eigen::VectorXd ra = rod.a == kGround ? rod.ground_a : model.points[rod.a].r0;
+    if (!velocity)
+      rd.fail(marks[k].node, fmt::format("initial state violates joint {}: end points are {} m apart, length is {} m "
+                                         "(fix the positions, or run with --project-initial-state)",
+                                         rod.name, (ra - model.points[rod.b].r0).norm(), rod.length));
+    rd.fail(marks[k].node, fmt::format("initial velocities violate joint {}: the distance between its ends changes at {:.6g} m/s "
+                                       "(fix the velocities, or run with --project-initial-state)",
+                                       rod.name, phi_v[k]));
+  }
   if (!velocity)
-    rd.fail(marks[k], fmt::format("initial state violates joint {}: end points are {} m apart, length is {} m "
-                                  "(fix the positions, or run with --project-initial-state)",
-                                  rod.name, (ra - model.points[rod.b].r0).norm(), rod.length));
-  rd.fail(marks[k], fmt::format("initial velocities violate joint {}: the distance between its ends changes at {:.6g} m/s "
-                                "(fix the velocities, or run with --project-initial-state)",
-                                rod.name, phi_v[k]));
+    rd.fail(marks[k].node, fmt::format("initial state violates {} by {:.6g} m (constraint row {}; fix the positions, or run "
+                                       "with --project-initial-state)", marks[k].name, phi[k], k));
+  rd.fail(marks[k].node, fmt::format("initial velocities violate {} by {:.6g} m/s (constraint row {}; fix the velocities, or "
+                                     "run with --project-initial-state)", marks[k].name, phi_v[k], k));
+}
+
+ReferenceSpec read_simple_pendulum_reference(const Reader& rd, const Frame& frame, const YAML::Node& ref, const Model& model) {
+  rd.expect_map(ref, "reference", {"kind", "point", "pivot"});
+  ReferenceSpec r;
+  r.kind = "simple_pendulum_exact";
+  const std::string point = rd.text(rd.required(ref, "point", "reference"), "reference.point");
+  r.point = model.find_point(point);
+  if (r.point == kNoPoint) rd.fail(ref["point"], fmt::format("reference names body '{}', which is not defined", point));
+  r.pivot = frame.point(rd.required(ref, "pivot", "reference"), "reference.pivot");
+  // The exact solution holds for a point hung from `pivot` by one rod, released from rest.
+  bool hung = false;
+  for (const Rod& rod : model.rods)
+    hung = hung || (rod.a == kGround && rod.b == r.point && (rod.ground_a - r.pivot).norm() <= 1e-12 * rod.length);
+  const PointMass& pm = model.points[r.point];
+  if (!hung) rd.fail(ref["pivot"], fmt::format("simple_pendulum_exact needs a rod from the ground at the pivot to {}", point));
+  if (model.rods.size() != 1 || model.points.size() != 1 || !model.bodies.empty() || !model.sphericals.empty())
+    rd.fail(ref["kind"], "simple_pendulum_exact needs a model of one point and one rod");
+  if (pm.v0.norm() != 0.0) rd.fail(ref["kind"], fmt::format("simple_pendulum_exact needs {} released from rest", point));
+  if (model.gravity.norm() == 0.0) rd.fail(ref["kind"], "simple_pendulum_exact needs gravity");
+  const Eigen::VectorXd d0 = pm.r0 - r.pivot;
+  if (d0.dot(model.gravity) <= -(1 - 1e-12) * d0.norm() * model.gravity.norm())
+    rd.fail(ref["kind"], "simple_pendulum_exact needs a release angle below pi (not straight up)");
+  return r;
+}
+
+// A rigid body turning about a fixed axis: its spherical joints to the ground all lie on the axis
+// (at least two distinct ones), nothing else is in the model, and it starts from rest. Energy then
+// gives |omega| at the lowest position exactly, whatever the body's inertia.
+ReferenceSpec read_hinged_body_reference(const Reader& rd, const Frame& frame, const YAML::Node& ref, const Model& model) {
+  rd.expect_map(ref, "reference", {"kind", "body", "pivot", "axis"});
+  ReferenceSpec r;
+  r.kind = "hinged_body_energy";
+  const std::string name = rd.text(rd.required(ref, "body", "reference"), "reference.body");
+  r.body = model.find_body(name);
+  if (r.body < 0) rd.fail(ref["body"], fmt::format("reference names rigid body '{}', which is not defined", name));
+  r.pivot = frame.point(rd.required(ref, "pivot", "reference"), "reference.pivot");
+  const Eigen::Vector3d axis = frame.direction(rd.required(ref, "axis", "reference"), "reference.axis");
+  if (!(axis.norm() > 0.0)) rd.fail(ref["axis"], "reference.axis must not be zero");
+  r.axis = axis.normalized();
+  if (model.bodies.size() != 1 || !model.points.empty() || !model.rods.empty())
+    rd.fail(ref["kind"], "hinged_body_energy needs a model of one rigid body and its spherical joints to the ground");
+  const RigidBody& body = model.bodies[r.body];
+  std::vector<Eigen::Vector3d> pins;
+  for (const SphericalJoint& j : model.sphericals) {
+    if (j.a.body >= 0 || j.a.point != kGround || j.b.body != r.body)
+      rd.fail(ref["kind"], fmt::format("hinged_body_energy: joint {} does not join {} to the ground", j.name, name));
+    const Eigen::Vector3d g = j.a.at, off = g - r.pivot;
+    if ((off - off.dot(r.axis) * r.axis).norm() > 1e-9 * body.length_scale)
+      rd.fail(ref["axis"], fmt::format("hinged_body_energy: joint {} is not on the axis through reference.pivot", j.name));
+    bool distinct = true;
+    for (const Eigen::Vector3d& pin : pins) distinct = distinct && (pin - g).norm() > 1e-9 * body.length_scale;
+    if (distinct) pins.push_back(g);
+  }
+  if (pins.size() < 2) rd.fail(ref["kind"], "hinged_body_energy needs at least two distinct spherical joints on the axis");
+  if (body.v0.norm() != 0.0 || body.omega0.norm() != 0.0)
+    rd.fail(ref["kind"], fmt::format("hinged_body_energy needs {} released from rest", name));
+  const Eigen::Vector3d g_perp = model.gravity - model.gravity.dot(r.axis) * r.axis;
+  const Eigen::Vector3d arm = (body.r0 - r.pivot) - (body.r0 - r.pivot).dot(r.axis) * r.axis;
+  if (g_perp.norm() == 0.0 || arm.norm() == 0.0)
+    rd.fail(ref["kind"], "hinged_body_energy needs gravity across the axis and the centroid off the axis");
+  return r;
 }
 
 }  // namespace
@@ -298,10 +449,15 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
     if (p.run.end_time > 1e6) rd.fail(run["end_time"], fmt::format("run.end_time must be at most 1e6 s, got {}", p.run.end_time));
     if (p.run.output_interval < 1e-7 * p.run.end_time)
       rd.fail(run["output_interval"], "run.output_interval must be at least 1e-7 of run.end_time (at most 1e7 history rows)");
+    // Default: the first point mass, else the first rigid body's centroid.
+    p.history_offset = model.points.empty() ? model.body_offset(0) : 0;
+    p.history_name = model.points.empty() ? model.bodies[0].name : model.points[0].name;
     if (const YAML::Node hp = run["history_point"]) {
       const std::string point = rd.text(hp, "run.history_point");
-      p.history_point = model.find_point(point);
-      if (p.history_point == kNoPoint) rd.fail(hp, fmt::format("run.history_point names body '{}', which is not defined", point));
+      const int i = model.find_point(point), b = model.find_body(point);
+      if (i == kNoPoint && b < 0) rd.fail(hp, fmt::format("run.history_point names body '{}', which is not defined", point));
+      p.history_offset = i != kNoPoint ? model.dim * i : model.body_offset(b);
+      p.history_name = point;
     }
 
     const YAML::Node score = rd.required(root, "score", "the problem");
@@ -324,15 +480,31 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
     if (const YAML::Node checks = score["checks"]) {
       if (!checks.IsSequence()) rd.fail(checks, "score.checks must be a list");
       for (const YAML::Node& c : checks) {
-        rd.expect_map(c, "a check", {"name", "quantity", "swings", "published", "decimals"});
+        rd.expect_map(c, "a check", {"name", "quantity", "swings", "sampling", "published", "decimals", "published_is_target"});
         Check check;
         check.name = rd.text(rd.required(c, "name", "a check"), "check name");
         check.quantity = rd.text(rd.required(c, "quantity", "check " + check.name), "check quantity");
-        if (check.quantity != "period" && check.quantity != "energy")
-          rd.fail(c["quantity"], fmt::format("unknown check quantity '{}' (known: period, energy)", check.quantity));
-        const double swings = rd.positive(rd.required(c, "swings", "check " + check.name), "swings");
-        if (swings != std::floor(swings)) rd.fail(c["swings"], "swings must be a whole number");
-        check.swings = static_cast<int>(swings);
+        if (check.quantity != "period" && check.quantity != "energy" && check.quantity != "angular_speed_at_vertical")
+          rd.fail(c["quantity"], fmt::format("unknown check quantity '{}' (known: period, energy, angular_speed_at_vertical)",
+                                             check.quantity));
+        if (check.quantity == "angular_speed_at_vertical") {
+          if (c["swings"]) rd.fail(c["swings"], "angular_speed_at_vertical is taken at the first pass; 'swings' does not apply");
+          if (const YAML::Node sm = c["sampling"]) {
+            check.sampling = rd.text(sm, "sampling");
+            if (check.sampling != "step" && check.sampling != "interpolated")
+              rd.fail(sm, fmt::format("sampling must be 'step' or 'interpolated', got '{}'", check.sampling));
+          }
+        } else {
+          if (c["sampling"]) rd.fail(c["sampling"], fmt::format("'sampling' applies to angular_speed_at_vertical, not {}", check.quantity));
+          const double swings = rd.positive(rd.required(c, "swings", "check " + check.name), "swings");
+          if (swings != std::floor(swings)) rd.fail(c["swings"], "swings must be a whole number");
+          check.swings = static_cast<int>(swings);
+        }
+        if (const YAML::Node pt = c["published_is_target"]) {
+          bool b = false;
+          if (!pt.IsScalar() || !YAML::convert<bool>::decode(pt, b)) rd.fail(pt, "published_is_target must be true or false");
+          check.published_is_target = b;
+        }
         check.published = rd.number(rd.required(c, "published", "check " + check.name), "published");
         const double decimals = rd.number(rd.required(c, "decimals", "check " + check.name), "decimals");
         if (decimals < 0 || decimals > 15 || decimals != std::floor(decimals))
@@ -345,33 +517,24 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
       rd.fail(score["published_step"], "score.published_step needs score.checks (the published figures to judge it by)");
 
     if (const YAML::Node ref = root["reference"]) {
-      rd.expect_map(ref, "reference", {"kind", "point", "pivot"});
-      ReferenceSpec r;
-      r.kind = rd.text(rd.required(ref, "kind", "reference"), "reference.kind");
-      if (r.kind != "simple_pendulum_exact")
-        rd.fail(ref["kind"], fmt::format("unknown reference kind '{}' (known: simple_pendulum_exact)", r.kind));
-      const std::string point = rd.text(rd.required(ref, "point", "reference"), "reference.point");
-      r.point = model.find_point(point);
-      if (r.point == kNoPoint) rd.fail(ref["point"], fmt::format("reference names body '{}', which is not defined", point));
-      r.pivot = frame.point(rd.required(ref, "pivot", "reference"), "reference.pivot");
-      // The exact solution holds for a point hung from `pivot` by one rod, released from rest.
-      bool hung = false;
-      for (const Rod& rod : model.rods)
-        hung = hung || (rod.a == kGround && rod.b == r.point && (rod.ground_a - r.pivot).norm() <= 1e-12 * rod.length);
-      const PointMass& pm = model.points[r.point];
-      if (!hung) rd.fail(ref["pivot"], fmt::format("simple_pendulum_exact needs a rod from the ground at the pivot to {}", point));
-      if (model.rods.size() != 1 || model.points.size() != 1)
-        rd.fail(ref["kind"], "simple_pendulum_exact needs a model of one point and one rod");
-      if (pm.v0.norm() != 0.0) rd.fail(ref["kind"], fmt::format("simple_pendulum_exact needs {} released from rest", point));
-      if (model.gravity.norm() == 0.0) rd.fail(ref["kind"], "simple_pendulum_exact needs gravity");
-      const Eigen::VectorXd d0 = pm.r0 - r.pivot;
-      if (d0.dot(model.gravity) <= -(1 - 1e-12) * d0.norm() * model.gravity.norm())
-        rd.fail(ref["kind"], "simple_pendulum_exact needs a release angle below pi (not straight up)");
-      p.reference = r;
+      if (!ref.IsMap()) rd.fail(ref, "reference must be a mapping");
+      const YAML::Node kind = rd.required(ref, "kind", "reference");
+      const std::string k = rd.text(kind, "reference.kind");
+      if (k == "simple_pendulum_exact") p.reference = read_simple_pendulum_reference(rd, frame, ref, model);
+      else if (k == "hinged_body_energy") p.reference = read_hinged_body_reference(rd, frame, ref, model);
+      else rd.fail(kind, fmt::format("unknown reference kind '{}' (known: simple_pendulum_exact, hinged_body_energy)", k));
+      const bool hinged = k == "hinged_body_energy";
+      for (size_t i = 0; i < p.checks.size(); ++i)
+        if (hinged != (p.checks[i].quantity == "angular_speed_at_vertical"))
+          rd.fail(score["checks"][i]["quantity"], fmt::format("check quantity '{}' does not apply to reference kind '{}'",
+                                                              p.checks[i].quantity, k));
     } else if (p.rule.metric == "final_position_error") {
       rd.fail(rule["metric"], "metric final_position_error needs a 'reference' section");
     } else if (!p.checks.empty()) {
       rd.fail(score["checks"], "score.checks need a 'reference' section (the swings are counted about its pivot)");
+    }
+    if (p.reference && p.reference->kind == "hinged_body_energy" && p.rule.metric == "final_position_error") {
+      rd.fail(rule["metric"], "metric final_position_error needs an exact solution in time; hinged_body_energy gives an energy balance only");
     }
     return p;
   } catch (const YAML::Exception& e) {  // e.g. a conversion yaml-cpp refused

@@ -33,17 +33,26 @@ struct Check {
   std::string name;        // as printed, with its unit: "period, 1 swing (s)"
   std::string quantity;    // "period": time of `swings` full periods, from interpolated crossings of
                            //   the reference point through the vertical below the pivot;
-                           // "energy": total energy (J) at that same time
+                           // "energy": total energy (J) at that same time;
+                           // "angular_speed_at_vertical": |omega| (rad/s) of the reference body when
+                           //   it first passes its lowest position (hinged_body_energy reference)
   int swings = 1;
+  std::string sampling = "interpolated";  // angular_speed_at_vertical: "step" = the first step past
+                                          // the vertical, no interpolation (the source's rule)
   double published = 0.0;  // the source's printed value
   int decimals = 3;        // digits after the decimal point it was printed with
+  // The printed value is itself a target (from an approximate formula): the table also gives the
+  // ratio to it, beside the ratio to the exact target.
+  bool published_is_target = false;
 };
 
 // The exact solution the harness compares against; `kind` names one of harness/reference/.
 struct ReferenceSpec {
-  std::string kind;            // "simple_pendulum_exact"
-  int point = kNoPoint;        // point index in the model
-  Eigen::VectorXd pivot;       // local frame (m)
+  std::string kind;            // "simple_pendulum_exact" or "hinged_body_energy"
+  int point = kNoPoint;        // simple_pendulum_exact: point index in the model
+  int body = -1;               // hinged_body_energy: rigid-body index
+  Eigen::VectorXd pivot;       // a point on the pivot (axis), local frame (m)
+  Eigen::Vector3d axis = Eigen::Vector3d::Zero();  // hinged_body_energy: hinge axis (unit, local frame)
 };
 
 struct Problem {
@@ -58,7 +67,10 @@ struct Problem {
   std::optional<ReferenceSpec> reference;
   std::vector<Check> checks;            // score.checks
   std::optional<double> published_step; // score.published_step (s): fixed-step cases also run at it
-  int history_point = 0;  // point whose x, y the time histories record (run.history_point)
+  // The point (or rigid body's centroid) whose x, y the time histories record (run.history_point):
+  // its offset in the natural coordinates q, and its name.
+  int history_offset = 0;
+  std::string history_name;
 };
 
 struct LoadOptions {

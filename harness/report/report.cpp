@@ -94,7 +94,10 @@ std::string format_table(const BenchReport& report) {
 std::string format_checks(const BenchReport& report) {
   const Problem& p = *report.problem;
   if (p.checks.empty()) return "";
-  std::string out = "\npublished checks (value / ratio to the exact target; * = reproduces the published digits)\n";
+  std::string out = "\npublished checks (value / ratio to the exact target; * = reproduces the published digits";
+  bool any_printed_target = false;
+  for (const Check& c : p.checks) any_printed_target = any_printed_target || c.published_is_target;
+  out += any_printed_target ? "; p = ratio to the published target, from the source's approximate formula)\n" : ")\n";
   std::vector<std::string> head{"case"};
   std::vector<std::string> targets{"target"}, published{"published"};
   for (size_t i = 0; i < p.checks.size(); ++i) {
@@ -116,7 +119,9 @@ std::string format_checks(const BenchReport& report) {
       }
       const CheckValue& c = r.score.checks[i];
       const int d = p.checks[i].decimals;
-      row.push_back(fmt::format("{:.{}f} / {:.{}f}{}", c.value, d + 2, c.ratio(), std::max(3, d), c.reproduces(d) ? " *" : ""));
+      std::string cell = fmt::format("{:.{}f} / {:.{}f}", c.value, d + 2, c.ratio(), std::max(3, d));
+      if (p.checks[i].published_is_target) cell += fmt::format(" / {:.{}f}p", c.value / p.checks[i].published, std::max(3, d));
+      row.push_back(cell + (c.reproduces(d) ? " *" : ""));
     }
     rows.push_back(row);
   }
@@ -211,7 +216,9 @@ std::string to_json(const BenchReport& report) {
       const CheckValue& c = r.score.checks[i];
       j.begin_object().field("name", p.checks[i].name).field("value", ran ? c.value : nan).field("target", c.target);
       j.field("ratio", ran ? c.ratio() : nan).field("published", p.checks[i].published);
-      j.field("reproduces_published_digits", ran && c.reproduces(p.checks[i].decimals)).end_object();
+      j.field("reproduces_published_digits", ran && c.reproduces(p.checks[i].decimals));
+      if (p.checks[i].published_is_target) j.field("ratio_to_published", ran ? c.value / p.checks[i].published : nan);
+      j.end_object();
     }
     j.end_array();
     j.field("history_file", r.history.empty() ? std::string() : "histories/" + history_file_name(r));
@@ -285,7 +292,7 @@ std::string history_text(const BenchReport& report, const CaseResult& row) {
       "# x, y: in-plane coordinates along plane.e1, plane.e2 (planar problems), world x, y (spatial ones)\n"
       "# rows: the first step at or after each multiple of {:g} s, and the last step (no interpolation)\n",
       p.name, row.row_name(), row.setting ? fmt::format("{} {:.6g}", row.setting_kind, *row.setting) : "",
-      p.model.points[p.history_point].name, p.run.output_interval);
+      p.history_name, p.run.output_interval);
   for (const HistoryRow& h : row.history)
     out += fmt::format("{:.9f} {: .12e} {: .12e} {: .6e} {:.6e} {:.6e}\n", h[0], h[1], h[2], h[3], h[4], h[5]);
   return out;

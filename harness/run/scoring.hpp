@@ -11,6 +11,7 @@
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
 #include "problem/problem.hpp"
+#include "reference/hinged_body.hpp"
 #include "reference/simple_pendulum.hpp"
 
 namespace mbs {
@@ -62,17 +63,20 @@ class ScoringObserver final : public StepObserver {
   const Problem& problem_;
   NaturalCoordinates nat_;
   std::optional<SimplePendulumExact> exact_;
-  int history_point_;
+  std::optional<HingedBodyExact> hinged_;
+  int history_offset_;
   bool record_;
   double e0_ = 0.0, next_output_ = 0.0, t_last_ = 0.0;
   bool first_ = true;
   double max_drift_ = 0.0, max_phi_ = 0.0, max_phi_v_ = 0.0;
   Eigen::VectorXd phi_, phi_v_, q_last_;
   std::vector<HistoryRow> history_;
-  // For published checks: swing offset and its rate, and energy, at every step.
+  // For published checks, at every step: the swing coordinate (pendulum: offset from the vertical,
+  // m; hinged body: angle, rad) and its rate, the energy, and a hinged body's |omega| (rad/s).
   struct SwingSample {
-    double t, s, s_dot, e;
+    double t, s, s_dot, e, w;
   };
+  void finish_hinged_checks(Score& score) const;
   std::vector<SwingSample> swing_;
 };
 
