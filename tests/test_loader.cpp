@@ -126,10 +126,20 @@ TEST(Loader, ProjectInitialStateOntoTheConstraints) {
   EXPECT_NEAR(v.dot(t), Eigen::Vector2d(1.0, 2.0).dot(t), 1e-12);
 }
 
-TEST(Loader, PublishedStepWithoutChecks) {
-  EXPECT_EQ(error_of(replace(kGood, "  rule: {metric: max_energy_drift, below: 5.0e-5}\n",
-                             "  rule: {metric: max_energy_drift, below: 5.0e-5}\n  published_step: 0.001\n")),
-            "bad.yaml:18:19: score.published_step needs score.checks (the published figures to judge it by)");
+TEST(Loader, PenetrationMetricNeedsContacts) {
+  EXPECT_EQ(error_of(replace(kGood, "metric: max_energy_drift", "metric: max_penetration")),
+            "bad.yaml:17:18: metric max_penetration needs contacts");
+}
+
+TEST(Loader, ContactErrors) {
+  const std::string wall = replace(kGood, "run:\n", "contacts:\n  - {name: w, kind: point_plane, point: P1, "
+                                   "plane: {point: [0.0, 0.0, 0.0], normal: [1.0, 0.0, 0.0]}, restitution: 0.1}\nrun:\n");
+  EXPECT_EQ(error_of(wall), "bad.yaml:15:41: point P1 starts 1 m inside the plane of contact w");
+  EXPECT_EQ(error_of(replace(wall, "restitution: 0.1", "restitution: 1.5")), "bad.yaml:15:116: restitution of w must be in [0, 1], got 1.5");
+  EXPECT_EQ(error_of(replace(wall, "normal: [1.0, 0.0, 0.0]", "normal: [2.0, 0.0, 0.0]")),
+            "bad.yaml:15:85: plane normal of w must be a unit vector (|n| = 2)");
+  EXPECT_EQ(error_of(replace(wall, "point: P1", "point: P2")), "bad.yaml:15:41: contact w names point mass 'P2', which is not defined");
+  EXPECT_EQ(error_of(replace(wall, "normal: [1.0, 0.0, 0.0]", "normal: [-1.0, 0.0, 0.0]")), "(accepted)");
 }
 
 TEST(Loader, NonPositiveLength) {
@@ -150,7 +160,7 @@ TEST(Loader, PointOutsideThePlaneOfMotion) {
 TEST(Loader, RuleOnAMetricTheProblemDoesNotOutput) {
   EXPECT_EQ(error_of(replace(kGood, "metric: max_energy_drift", "metric: period")),
             "bad.yaml:17:18: score.rule.metric 'period' is not a metric the problem outputs (known: "
-            "max_energy_drift, max_position_violation, max_velocity_violation, final_position_error)");
+            "max_energy_drift, max_position_violation, max_velocity_violation, final_position_error, max_penetration)");
 }
 
 TEST(Loader, MissingFile) {

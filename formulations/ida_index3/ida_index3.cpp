@@ -383,6 +383,7 @@ class IdaIndex3 final : public Formulation {
   }
   std::string unsupported_reason(const Model& model) const override {
     if (model.nq() == 0) return "the model has no bodies";
+    if (!model.contacts.empty()) return "contacts need event detection and an impact law, not implemented with IDA";
     return "";
   }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {

@@ -70,6 +70,17 @@ struct SphericalJoint {
   Anchor a, b;
 };
 
+// Frictionless unilateral contact of a point mass with a fixed plane (a rigid wall): the gap
+// g = n . (r - p0) must stay >= 0; when the point hits the plane (g = 0, n . v < 0) its normal
+// velocity is reversed and scaled by Newton's restitution coefficient e: (n . v)+ = -e (n . v)-.
+struct PlaneContact {
+  std::string name;
+  int point = 0;               // point-mass index
+  Eigen::VectorXd plane_point; // a point of the plane, local frame (m)
+  Eigen::VectorXd normal;      // unit normal towards the allowed side, local frame
+  double restitution = 0.0;    // Newton's e, 0..1
+};
+
 struct Model {
   std::string name;
   int dim = 2;                         // 2 (planar) or 3 (spatial)
@@ -80,6 +91,7 @@ struct Model {
   std::vector<Rod> rods;
   std::vector<RigidBody> bodies;            // spatial models only
   std::vector<SphericalJoint> sphericals;
+  std::vector<PlaneContact> contacts;       // unilateral: not in nc(), formulations treat them apart
 
   // Natural (fully Cartesian) coordinates: the positions of all points stacked, dim each, then
   // each rigid body's [r_G, u_1, u_2, u_3] (12 each).
@@ -103,6 +115,13 @@ struct Model {
   // World-independent position of an anchor (local frame, m) for natural coordinates q.
   Eigen::VectorXd anchor_position(const Anchor& anchor, const Eigen::VectorXd& q) const;
   const std::string& anchor_name(const Anchor& anchor) const;  // "ground", or the body's name
+  // Contact gap (m, >= 0 when admissible) and normal velocity (m/s, < 0 when approaching).
+  double gap(const PlaneContact& c, const Eigen::VectorXd& q) const {
+    return c.normal.dot(q.segment(dim * c.point, dim) - c.plane_point);
+  }
+  double normal_velocity(const PlaneContact& c, const Eigen::VectorXd& v) const {
+    return c.normal.dot(v.segment(dim * c.point, dim));
+  }
   Eigen::Vector3d to_world(const Eigen::VectorXd& local_point) const { return origin + basis * local_point; }
   Eigen::Vector3d to_world_direction(const Eigen::VectorXd& local_vec) const { return basis * local_vec; }
 };

@@ -67,6 +67,7 @@ struct Problem {
   std::optional<ReferenceSpec> reference;
   std::vector<Check> checks;            // score.checks
   std::optional<double> published_step; // score.published_step (s): fixed-step cases also run at it
+  double energy_datum = 0.0;  // score.energy_datum (J): subtracted from reported total energies
   // The point (or rigid body's centroid) whose x, y the time histories record (run.history_point):
   // its offset in the natural coordinates q, and its name.
   int history_offset = 0;

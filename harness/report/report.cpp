@@ -88,6 +88,26 @@ std::string format_table(const BenchReport& report) {
     out += fmt::format("  {}: {}\n", r.row_name(), r.message);
   }
   out += format_checks(report);
+  out += format_impacts(report);
+  return out;
+}
+
+std::string format_impacts(const BenchReport& report) {
+  const Problem& p = *report.problem;
+  if (p.model.contacts.empty()) return "";
+  std::string out = fmt::format("\nimpacts (t s, contact, normal velocity before -> after m/s, total energy after J, datum {:g} J)\n",
+                                p.energy_datum);
+  for (const CaseResult& r : report.rows) {
+    if (!r.score.completed) continue;
+    out += fmt::format("{}: {} impacts (+{} below {:g} m/s), max penetration {:.3g} m\n", r.row_name(), r.score.impacts.size(),
+                       r.score.micro_impacts, kImpactJump, r.score.max_penetration);
+    for (size_t i = 0; i < r.score.impacts.size() && i < 6; ++i) {
+      const Impact& im = r.score.impacts[i];
+      out += fmt::format("  t = {:.4f}  {:<11} {:8.4f} -> {:7.4f}  E = {:.4f}\n", im.t, p.model.contacts[im.contact].name,
+                         im.vn_before, im.vn_after, im.energy_after);
+    }
+    if (r.score.impacts.size() > 6) out += fmt::format("  ... ({} more in summary.json)\n", r.score.impacts.size() - 6);
+  }
   return out;
 }
 
@@ -221,6 +241,14 @@ std::string to_json(const BenchReport& report) {
       j.end_object();
     }
     j.end_array();
+    if (!p.model.contacts.empty()) {
+      j.field("max_penetration_m", ran ? r.score.max_penetration : nan).field("micro_impacts", r.score.micro_impacts);
+      j.key("impacts").begin_array();
+      for (const Impact& im : r.score.impacts)
+        j.begin_object().field("t_s", im.t).field("contact", p.model.contacts[im.contact].name).field("vn_before_m_s", im.vn_before)
+            .field("vn_after_m_s", im.vn_after).field("energy_after_J", im.energy_after).end_object();
+      j.end_array();
+    }
     j.field("history_file", r.history.empty() ? std::string() : "histories/" + history_file_name(r));
     j.field("message", r.message);
     j.end_object();
@@ -278,6 +306,7 @@ std::string to_markdown(const BenchReport& report) {
     out += fmt::format("- `{}`: {}\n", r.row_name(), r.message);
   }
   if (!p.checks.empty()) out += "\n```\n" + format_checks(report) + "```\n";
+  if (!p.model.contacts.empty()) out += "\n```\n" + format_impacts(report) + "```\n";
   return out;
 }
 

@@ -22,6 +22,8 @@ struct BenchReport {
 std::string format_table(const BenchReport& report);  // includes format_checks()
 // The source's table of published figures, one column per check (empty when the problem has none).
 std::string format_checks(const BenchReport& report);
+// Impacts found in each row's run, for problems with contacts (empty otherwise).
+std::string format_impacts(const BenchReport& report);
 std::string to_json(const BenchReport& report);
 std::string to_csv(const BenchReport& report);
 std::string to_markdown(const BenchReport& report);

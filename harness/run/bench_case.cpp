@@ -147,6 +147,11 @@ CaseResult run_case(const Problem& problem, const Formulation& formulation, cons
 void judge_by_published_checks(const Problem& problem, CaseResult& row) {
   row.run_kind = "published";
   if (row.status != "pass" && row.status != "fail") return;  // error, unsupported: as they are
+  if (problem.checks.empty()) {  // no published figures: the source's step, judged by the rule
+    if (row.message.empty()) row.message = fmt::format("at the source's step; {} = {:.3g}", problem.rule.metric,
+                                                       row.score.metric(problem.rule.metric));
+    return;
+  }
   std::vector<std::string> off;
   for (size_t i = 0; i < problem.checks.size() && i < row.score.checks.size(); ++i)
     if (!(std::abs(row.score.checks[i].ratio() - 1.0) < 5e-4))

@@ -13,6 +13,7 @@ double Score::metric(const std::string& name) const {
   if (name == "max_position_violation") return max_position_violation;
   if (name == "max_velocity_violation") return max_velocity_violation;
   if (name == "final_position_error") return final_position_error;
+  if (name == "max_penetration") return max_penetration;
   throw std::invalid_argument("unknown metric " + name);
 }
 
@@ -39,6 +40,10 @@ ScoringObserver::ScoringObserver(const Problem& problem, bool record_history)
 void ScoringObserver::reset() {
   first_ = true;
   max_drift_ = max_phi_ = max_phi_v_ = 0.0;
+  max_pen_ = 0.0;
+  impacts_.clear();
+  micro_ = 0;
+  vn_prev_.setZero(static_cast<Eigen::Index>(problem_.model.contacts.size()));
   history_.clear();
   swing_.clear();
   next_output_ = 0.0;
@@ -56,6 +61,18 @@ void ScoringObserver::on_step(double t, const Eigen::VectorXd& q, const Eigen::V
   upd(max_drift_, std::abs(drift));
   upd(max_phi_, phi);
   upd(max_phi_v_, phi_v);
+  const auto& contacts = problem_.model.contacts;
+  for (size_t i = 0; i < contacts.size(); ++i) {
+    const double g = problem_.model.gap(contacts[i], q), vn = problem_.model.normal_velocity(contacts[i], v);
+    upd(max_pen_, -g);
+    // At the wall after the step: |gap| within what one step of the faster of the two velocities
+    // moves (a turning point inside or away from the wall is not an impact).
+    if (!first_ && vn_prev_[i] < 0.0 && vn > 0.0 && std::abs(g) <= std::max(vn, -vn_prev_[i]) * (t - t_last_) + 1e-12) {
+      if (vn - vn_prev_[i] > kImpactJump) impacts_.push_back({t, static_cast<int>(i), vn_prev_[i], vn, e - problem_.energy_datum});
+      else ++micro_;
+    }
+    vn_prev_[i] = vn;
+  }
   t_last_ = t;
   q_last_ = q;
   if (!problem_.checks.empty() && exact_) {  // scoring runs only: this may allocate, the timed runs observe nothing
@@ -81,6 +98,9 @@ void ScoringObserver::finish(Score& score) const {
   score.max_position_violation = max_phi_;
   score.max_velocity_violation = max_phi_v_;
   score.final_time = t_last_;
+  score.max_penetration = max_pen_;
+  score.impacts = impacts_;
+  score.micro_impacts = micro_;
   if (exact_ && !first_) {
     const int d = problem_.model.dim, p = problem_.reference->point;
     score.final_position_error = (q_last_.segment(d * p, d) - exact_->position(t_last_)).norm();

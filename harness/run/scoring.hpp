@@ -29,6 +29,18 @@ struct CheckValue {
   bool reproduces(int decimals) const;
 };
 
+// An impact seen in the reported states: a contact's normal velocity jumping from approaching to
+// separating (by more than kImpactJump) at a gap no larger than the separating motion of one step.
+struct Impact {
+  double t = 0.0;               // s, time of the first state after the impact
+  int contact = 0;              // index into Model::contacts
+  double vn_before = 0.0;       // m/s, normal velocity at the state before (< 0)
+  double vn_after = 0.0;        // m/s, at the state after (> 0)
+  double energy_after = 0.0;    // J, total energy (problem's datum) at the state after
+};
+// Jumps in normal velocity below this (m/s) are counted as micro-impacts, not listed.
+inline constexpr double kImpactJump = 1e-3;
+
 // The figures of one completed or failed run.
 struct Score {
   bool completed = false;
@@ -40,6 +52,9 @@ struct Score {
   double final_position_error = std::numeric_limits<double>::quiet_NaN();    // m, vs reference at t_end
   double final_time = 0.0;                                                   // s, last reported time
   std::vector<CheckValue> checks;  // one per Problem::checks, in order (NaN when not reached)
+  double max_penetration = 0.0;    // m, max over steps and contacts of -gap (0 without contacts)
+  std::vector<Impact> impacts;     // problems with contacts
+  long micro_impacts = 0;          // velocity jumps below kImpactJump
 
   // The value of a rule metric by name (known_metrics()).
   double metric(const std::string& name) const;
@@ -78,6 +93,11 @@ class ScoringObserver final : public StepObserver {
   };
   void finish_hinged_checks(Score& score) const;
   std::vector<SwingSample> swing_;
+  // Contacts: previous normal velocities and the events found so far (scoring runs only).
+  Eigen::VectorXd vn_prev_;
+  double max_pen_ = 0.0;
+  std::vector<Impact> impacts_;
+  long micro_ = 0;
 };
 
 // Runs one simulator to the problem's end time and scores it; solver failures become a
