@@ -17,6 +17,7 @@
 #include "report/compare.hpp"
 #include "report/report.hpp"
 #include "run/bench_case.hpp"
+#include "run/linearization_case.hpp"
 #include "run/timing.hpp"
 
 namespace fs = std::filesystem;
@@ -185,6 +186,14 @@ int main(int argc, char** argv) {
     for (const auto& [f, info] : cases) {
       if (g_interrupted) break;
       spdlog::info("{}: {}/{} ...", problem.name, f->name(), info.name);
+      if (problem.analysis) {  // one linearization per formulation, whatever its integrators
+        bool done = false;
+        for (const CaseResult& r : report.rows) done = done || r.formulation == f->name();
+        if (done) continue;
+        report.rows.push_back(run_linearization_case(problem, *f));
+        if (report.rows.back().status == "fail" || report.rows.back().status == "error") exit_code = kExitCaseFailed;
+        continue;
+      }
       try {
         report.rows.push_back(run_case(problem, *f, info, options));
       } catch (const std::exception& e) {  // a bug, not a solver failure: still a row, never a crash
@@ -201,7 +210,7 @@ int main(int argc, char** argv) {
       if (r.status == "fail" || r.status == "error") exit_code = kExitCaseFailed;
     }
     // The source's own step, for the fixed-step cases, as extra rows beside the tuned ones.
-    if (problem.published_step && !step) {
+    if (problem.published_step && !step && !problem.analysis) {
       CaseOptions published = options;
       published.step = problem.published_step;
       for (const auto& [f, info] : cases) {

@@ -437,6 +437,45 @@ ReferenceSpec read_hinged_body_reference(const Reader& rd, const Frame& frame, c
   return r;
 }
 
+// score and reference of a linearization problem: the rule is on the eigenvalue error, against
+// the linearized pendulum's exact spectrum.
+Problem read_analysis_score(const Reader& rd, const YAML::Node& root, Problem p) {
+  const Frame frame{rd, p.model};  // p was moved in: a frame on the caller's model would dangle
+  const YAML::Node score = rd.required(root, "score", "the problem");
+  rd.expect_map(score, "score", {"rule", "objective"});
+  const YAML::Node rule = rd.required(score, "rule", "score");
+  rd.expect_map(rule, "score.rule", {"metric", "below"});
+  p.rule.metric = rd.text(rd.required(rule, "metric", "score.rule"), "score.rule.metric");
+  if (p.rule.metric != "eigenvalue_error")
+    rd.fail(rule["metric"], fmt::format("a linearization is scored by eigenvalue_error, not '{}'", p.rule.metric));
+  p.rule.below = rd.positive(rd.required(rule, "below", "score.rule"), "score.rule.below");
+  p.objective = score["objective"] ? rd.text(score["objective"], "score.objective") : "cpu_time";
+  if (p.objective != "cpu_time") rd.fail(score["objective"], fmt::format("unknown objective '{}' (known: cpu_time)", p.objective));
+  const YAML::Node ref = rd.required(root, "reference", "the problem");
+  rd.expect_map(ref, "reference", {"kind", "point", "pivot"});
+  const std::string kind = rd.text(rd.required(ref, "kind", "reference"), "reference.kind");
+  if (kind != "pendulum_linear")
+    rd.fail(ref["kind"], fmt::format("a linearization needs reference kind pendulum_linear, not '{}'", kind));
+  const Model& model = p.model;
+  ReferenceSpec r;
+  r.kind = kind;
+  const std::string point = rd.text(rd.required(ref, "point", "reference"), "reference.point");
+  r.point = model.find_point(point);
+  if (r.point == kNoPoint) rd.fail(ref["point"], fmt::format("reference names body '{}', which is not defined", point));
+  r.pivot = frame.point(rd.required(ref, "pivot", "reference"), "reference.pivot");
+  if (model.rods.size() != 1 || model.points.size() != 1 || !model.bodies.empty() || !model.sphericals.empty() ||
+      model.rods[0].a != kGround || (model.rods[0].ground_a - r.pivot).norm() > 1e-12 * model.rods[0].length)
+    rd.fail(ref["kind"], "pendulum_linear needs a model of one point on one rod from the ground at the pivot");
+  if (model.gravity.norm() == 0.0) rd.fail(ref["kind"], "pendulum_linear needs gravity");
+  // The linearization is about the static equilibrium: hanging straight down, at rest.
+  const PointMass& pm = model.points[r.point];
+  const Eigen::VectorXd d = pm.r0 - r.pivot;
+  if (pm.v0.norm() != 0.0 || (d.normalized() - model.gravity.normalized()).norm() > 1e-9)
+    rd.fail(ref["kind"], fmt::format("pendulum_linear needs {} at rest straight below the pivot (the equilibrium)", point));
+  p.reference = r;
+  return p;
+}
+
 }  // namespace
 
 const std::vector<std::string>& known_metrics() {
@@ -455,7 +494,8 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
   }
   try {
     rd.expect_map(root, "the problem file",
-                  {"name", "title", "source", "space", "plane", "gravity", "bodies", "joints", "contacts", "run", "score", "reference"});
+                  {"name", "title", "source", "space", "plane", "gravity", "bodies", "joints", "contacts", "analysis", "run",
+                   "score", "reference"});
     Problem p;
     p.file = file_name;
     p.name = rd.text(rd.required(root, "name", "the problem"), "name");
@@ -472,6 +512,22 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
     check_initial_state(rd, marks, model, options.project_initial_state);
     read_contacts(rd, frame, root, model);
 
+    if (const YAML::Node an = root["analysis"]) {
+      rd.expect_map(an, "analysis", {"kind", "repetitions"});
+      Analysis a;
+      a.kind = rd.text(rd.required(an, "kind", "analysis"), "analysis.kind");
+      if (a.kind != "linearization") rd.fail(an["kind"], fmt::format("unknown analysis kind '{}' (known: linearization)", a.kind));
+      if (const YAML::Node r = an["repetitions"]) {
+        const double n = rd.positive(r, "analysis.repetitions");
+        if (n != std::floor(n) || n > 1e8) rd.fail(r, "analysis.repetitions must be a whole number up to 1e8");
+        a.repetitions = static_cast<int>(n);
+      }
+      if (root["run"]) rd.fail(root["run"], "an analysis problem has no 'run' (there is no time integration)");
+      if (!model.contacts.empty()) rd.fail(root["contacts"], "linearization does not apply to contacts");
+      p.analysis = a;
+      p.history_name = model.points.empty() ? model.bodies[0].name : model.points[0].name;
+      return read_analysis_score(rd, root, std::move(p));
+    }
     const YAML::Node run = rd.required(root, "run", "the problem");
     rd.expect_map(run, "run", {"end_time", "output_interval", "history_point"});
     p.run.end_time = rd.positive(rd.required(run, "end_time", "run"), "run.end_time");

@@ -48,11 +48,19 @@ struct Check {
 
 // The exact solution the harness compares against; `kind` names one of harness/reference/.
 struct ReferenceSpec {
-  std::string kind;            // "simple_pendulum_exact" or "hinged_body_energy"
+  std::string kind;            // "simple_pendulum_exact", "hinged_body_energy" or "pendulum_linear"
   int point = kNoPoint;        // simple_pendulum_exact: point index in the model
   int body = -1;               // hinged_body_energy: rigid-body index
   Eigen::VectorXd pivot;       // a point on the pivot (axis), local frame (m)
   Eigen::Vector3d axis = Eigen::Vector3d::Zero();  // hinged_body_energy: hinge axis (unit, local frame)
+};
+
+// A problem analysed without time integration. kind "linearization": each formulation linearizes
+// its equations about the initial configuration (a static equilibrium), and the harness times
+// `repetitions` executions of the whole linearization (terms, eigenvalues, discrimination).
+struct Analysis {
+  std::string kind = "linearization";
+  int repetitions = 10000;
 };
 
 struct Problem {
@@ -61,7 +69,8 @@ struct Problem {
   std::string source;
   std::string file;  // path it was loaded from
   Model model;
-  RunSpec run;
+  RunSpec run;                       // absent for analysis problems (end_time 0)
+  std::optional<Analysis> analysis;  // analysis problems: no time integration
   Rule rule;
   std::string objective;  // "cpu_time"
   std::optional<ReferenceSpec> reference;

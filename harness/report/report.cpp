@@ -42,6 +42,7 @@ struct Column {
 
 std::string format_table(const BenchReport& report) {
   const Problem& p = *report.problem;
+  if (p.analysis) return format_linearization_table(report);
   const std::vector<Column> cols{{"case", true},          {"setting", true},          {"steps", false},
                                  {"max drift J", false},  {"max |Phi| m", false},     {"max |Phi_q v| m/s", false},
                                  {"pos err m", false},    {"cpu median", false},      {"cpu min", false},
@@ -241,6 +242,16 @@ std::string to_json(const BenchReport& report) {
       j.end_object();
     }
     j.end_array();
+    if (r.linearization) {
+      const Linearization& l = *r.linearization;
+      j.key("linearization").begin_object().field("coordinates", l.coordinates).field("rule", l.rule);
+      j.field("eigenvalue_error", r.score.eigenvalue_error).field("solution_file", "solution/" + r.formulation + ".txt");
+      j.key("eigenvalues").begin_array();
+      for (const Eigenvalue& e : l.eigenvalues)
+        j.begin_object().field("re", e.finite ? e.s.real() : nan).field("im", e.finite ? e.s.imag() : nan).field("finite", e.finite)
+            .field("true", e.is_true).field("why", e.why).end_object();
+      j.end_array().end_object();
+    }
     if (!p.model.contacts.empty()) {
       j.field("max_penetration_m", ran ? r.score.max_penetration : nan).field("micro_impacts", r.score.micro_impacts);
       j.key("impacts").begin_array();
@@ -351,6 +362,11 @@ void write_results(const BenchReport& report, const std::string& results_root) {
     write_file(staging / "summary.md", to_markdown(report));
     for (const CaseResult& r : report.rows)
       if (!r.history.empty()) write_file(staging / "histories" / history_file_name(r), history_text(report, r));
+    for (const CaseResult& r : report.rows) {
+      if (!r.linearization) continue;
+      fs::create_directories(staging / "solution");
+      write_file(staging / "solution" / (r.formulation + ".txt"), solution_text(report, r));
+    }
     // Swap in: the previous results stay whole until the new ones are complete, and the swap itself
     // is one atomic exchange of the two folders (Linux renameat2), so the folder never goes missing.
     if (fs::exists(final_dir)) {

@@ -24,6 +24,10 @@ std::string format_table(const BenchReport& report);  // includes format_checks(
 std::string format_checks(const BenchReport& report);
 // Impacts found in each row's run, for problems with contacts (empty otherwise).
 std::string format_impacts(const BenchReport& report);
+// Linearization problems: the table with every eigenvalue and its judgement, and the solution file
+// of one row (all eigenvalues, true and spurious, and the linearization terms).
+std::string format_linearization_table(const BenchReport& report);
+std::string solution_text(const BenchReport& report, const CaseResult& row);
 std::string to_json(const BenchReport& report);
 std::string to_csv(const BenchReport& report);
 std::string to_markdown(const BenchReport& report);

@@ -36,6 +36,7 @@ struct CaseResult {
   std::string message;
   std::vector<HistoryRow> history;
   int trials = 0;            // settings the tuner ran
+  std::optional<Linearization> linearization;  // analysis problems: the formulation's linearization
   std::string case_name() const { return formulation + "/" + integrator; }
   // The case name, marked when the row is not the tuned one: "minimal/rk4 @published".
   std::string row_name() const { return run_kind == "tuned" ? case_name() : case_name() + " @" + run_kind; }

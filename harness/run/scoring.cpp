@@ -14,6 +14,7 @@ double Score::metric(const std::string& name) const {
   if (name == "max_velocity_violation") return max_velocity_violation;
   if (name == "final_position_error") return final_position_error;
   if (name == "max_penetration") return max_penetration;
+  if (name == "eigenvalue_error") return eigenvalue_error;
   throw std::invalid_argument("unknown metric " + name);
 }
 

@@ -53,6 +53,7 @@ struct Score {
   double final_time = 0.0;                                                   // s, last reported time
   std::vector<CheckValue> checks;  // one per Problem::checks, in order (NaN when not reached)
   double max_penetration = 0.0;    // m, max over steps and contacts of -gap (0 without contacts)
+  double eigenvalue_error = std::numeric_limits<double>::quiet_NaN();  // 1/s, linearization problems
   std::vector<Impact> impacts;     // problems with contacts
   long micro_impacts = 0;          // velocity jumps below kImpactJump
 
