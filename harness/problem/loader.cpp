@@ -529,7 +529,7 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
       return read_analysis_score(rd, root, std::move(p));
     }
     const YAML::Node run = rd.required(root, "run", "the problem");
-    rd.expect_map(run, "run", {"end_time", "output_interval", "history_point"});
+    rd.expect_map(run, "run", {"end_time", "output_interval", "history_point", "also_history_points"});
     p.run.end_time = rd.positive(rd.required(run, "end_time", "run"), "run.end_time");
     p.run.output_interval = run["output_interval"] ? rd.positive(run["output_interval"], "run.output_interval")
                                                    : p.run.end_time / 1000.0;
@@ -546,6 +546,15 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
       if (i == kNoPoint && b < 0) rd.fail(hp, fmt::format("run.history_point names body '{}', which is not defined", point));
       p.history_offset = i != kNoPoint ? model.dim * i : model.body_offset(b);
       p.history_name = point;
+    }
+    if (const YAML::Node more = run["also_history_points"]) {
+      if (!more.IsSequence()) rd.fail(more, "run.also_history_points must be a list of body names");
+      for (const YAML::Node& n : more) {
+        const std::string point = rd.text(n, "run.also_history_points");
+        const int i = model.find_point(point), b = model.find_body(point);
+        if (i == kNoPoint && b < 0) rd.fail(n, fmt::format("run.also_history_points names body '{}', which is not defined", point));
+        p.extra_history_points.emplace_back(point, i != kNoPoint ? model.dim * i : model.body_offset(b));
+      }
     }
 
     const YAML::Node score = rd.required(root, "score", "the problem");

@@ -81,6 +81,11 @@ struct Problem {
   // its offset in the natural coordinates q, and its name.
   int history_offset = 0;
   std::string history_name;
+  // run.also_history_points: further points whose x, y are appended to every history row.
+  std::vector<std::pair<std::string, int>> extra_history_points;  // name, offset in q
+  // Problems with contacts also record the total energy (J, from score.energy_datum) in histories.
+  bool history_total_energy() const { return !model.contacts.empty(); }
+  int history_extra_columns() const { return (history_total_energy() ? 1 : 0) + 2 * static_cast<int>(extra_history_points.size()); }
 };
 
 struct LoadOptions {

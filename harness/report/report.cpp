@@ -333,8 +333,20 @@ std::string history_text(const BenchReport& report, const CaseResult& row) {
       "# rows: the first step at or after each multiple of {:g} s, and the last step (no interpolation)\n",
       p.name, row.row_name(), row.setting ? fmt::format("{} {:.6g}", row.setting_kind, *row.setting) : "",
       p.history_name, p.run.output_interval);
-  for (const HistoryRow& h : row.history)
-    out += fmt::format("{:.9f} {: .12e} {: .12e} {: .6e} {:.6e} {:.6e}\n", h[0], h[1], h[2], h[3], h[4], h[5]);
+  const int n_extra = p.history_extra_columns();
+  if (n_extra > 0) {
+    out += "# further columns:";
+    if (p.history_total_energy()) out += fmt::format(" E(t) (J, total, potential energy from the datum {:g} J)", p.energy_datum);
+    for (const auto& point : p.extra_history_points) out += fmt::format(" x (m), y (m) of {}", point.first);
+    out += "\n";
+  }
+  const bool whole = row.history_extra.size() == row.history.size() * static_cast<size_t>(n_extra);
+  for (size_t i = 0; i < row.history.size(); ++i) {
+    const HistoryRow& h = row.history[i];
+    out += fmt::format("{:.9f} {: .12e} {: .12e} {: .6e} {:.6e} {:.6e}", h[0], h[1], h[2], h[3], h[4], h[5]);
+    for (int k = 0; whole && k < n_extra; ++k) out += fmt::format(" {: .12e}", row.history_extra[i * n_extra + k]);
+    out += "\n";
+  }
   return out;
 }
 

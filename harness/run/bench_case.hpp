@@ -35,6 +35,7 @@ struct CaseResult {
   double relative_to_fastest = std::numeric_limits<double>::quiet_NaN();  // among passing rows
   std::string message;
   std::vector<HistoryRow> history;
+  std::vector<double> history_extra;  // Problem::history_extra_columns() per history row
   int trials = 0;            // settings the tuner ran
   std::optional<Linearization> linearization;  // analysis problems: the formulation's linearization
   std::string case_name() const { return formulation + "/" + integrator; }

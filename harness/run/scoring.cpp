@@ -46,6 +46,7 @@ void ScoringObserver::reset() {
   micro_ = 0;
   vn_prev_.setZero(static_cast<Eigen::Index>(problem_.model.contacts.size()));
   history_.clear();
+  history_extra_.clear();
   swing_.clear();
   next_output_ = 0.0;
 }
@@ -88,6 +89,8 @@ void ScoringObserver::on_step(double t, const Eigen::VectorXd& q, const Eigen::V
     // The point's first two coordinates in the model's frame: in-plane (along plane.e1, e2) for
     // planar problems, world x, y for spatial ones.
     history_.push_back({t, q[history_offset_], q[history_offset_ + 1], drift, phi, phi_v});
+    if (problem_.history_total_energy()) history_extra_.push_back(e - problem_.energy_datum);
+    for (const auto& [name, offset] : problem_.extra_history_points) history_extra_.insert(history_extra_.end(), {q[offset], q[offset + 1]});
     const double dt = problem_.run.output_interval;
     next_output_ = (std::floor(t / dt + 1e-9) + 1) * dt;
   }

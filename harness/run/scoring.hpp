@@ -73,6 +73,8 @@ class ScoringObserver final : public StepObserver {
   // Completes the score after the run (final position error against the reference).
   void finish(Score& score) const;
   const std::vector<HistoryRow>& history() const { return history_; }
+  // Problem::history_extra_columns() more values per history row, row after row.
+  const std::vector<double>& history_extra() const { return history_extra_; }
   const Eigen::VectorXd& final_q() const { return q_last_; }  // natural coordinates at the last step
 
  private:
@@ -87,6 +89,7 @@ class ScoringObserver final : public StepObserver {
   double max_drift_ = 0.0, max_phi_ = 0.0, max_phi_v_ = 0.0;
   Eigen::VectorXd phi_, phi_v_, q_last_;
   std::vector<HistoryRow> history_;
+  std::vector<double> history_extra_;
   // For published checks, at every step: the swing coordinate (pendulum: offset from the vertical,
   // m; hinged body: angle, rad) and its rate, the energy, and a hinged body's |omega| (rad/s).
   struct SwingSample {
