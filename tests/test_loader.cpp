@@ -199,12 +199,12 @@ TEST(Loader, RigidBodyErrors) {
 TEST(Loader, HingedBodyReferenceChecksItsAxis) {
   const std::string bar = bar_file();
   EXPECT_EQ(error_of(replace(bar, "\n  axis: [0.0, 1.0, 0.0]", "\n  axis: [1.0, 0.0, 0.0]")),
-            "bad.yaml:66:9: hinged_body_energy: joint pin_front is not on the axis through reference.pivot");
+            "bad.yaml:69:9: hinged_body_energy: joint pin_front is not on the axis through reference.pivot");
   // Turning about the hinge at 1 rad/s (consistent with the joints), not released from rest.
   const std::string turning = replace(replace(bar, "angular_velocity: [0.0, 0.0, 0.0]", "angular_velocity: [0.0, 1.0, 0.0]"),
                                       "velocity: [0.0, 0.0, 0.0]", "velocity: [-0.21650635094610965, 0.0, 0.125]");
   EXPECT_EQ(error_of(turning),
-            "bad.yaml:63:9: hinged_body_energy needs bar released from rest");
+            "bad.yaml:66:9: hinged_body_energy needs bar released from rest");
 }
 
 TEST(Loader, ProjectionPlacesARigidBodyOnItsJoints) {

@@ -45,6 +45,8 @@ TEST(PinnedBar, ModelAndTargetsFromShapeAndDensity) {
   // The printed target is the thin-rod formula with 3 (1 - cos 30 deg) rounded to 0.402.
   const double thin = std::sqrt(0.402 * kG * (kL - 2 * kA) / (kL * kL - 3 * kL * kA + 3 * kA * kA));
   EXPECT_NEAR(thin, problem().checks[0].published, 1e-3);
+  // Solfec's ratio 0.997 is to the unrounded formula value; the real section's target gives the same.
+  EXPECT_NEAR(kOmega / thin, 0.997, 5e-4);
 }
 
 TEST(PinnedBar, AngularVelocityFromNaturalCoordinates) {
@@ -64,16 +66,20 @@ TEST(PinnedBar, AngularVelocityFromNaturalCoordinates) {
 using testing::all_cases;
 using testing::Case;
 
-void expect_omega(const CaseResult& row, double tolerance) {
+// `at_published_step`: the source's no-interpolation figure (check 0) is judged at its own step only.
+void expect_omega(const CaseResult& row, double tolerance, bool at_published_step) {
   ASSERT_TRUE(row.score.completed) << row.message;
   ASSERT_EQ(row.score.checks.size(), 2u);
-  for (const CheckValue& c : row.score.checks) {
+  for (size_t i = at_published_step ? 0 : 1; i < 2; ++i) {
+    const CheckValue& c = row.score.checks[i];
     EXPECT_NEAR(c.target, kOmega, 1e-12);
     EXPECT_LT(std::abs(c.ratio() - 1.0), 5e-4) << c.value;            // the source's 3 decimals
-    EXPECT_NEAR(c.value / problem().checks[0].published, 0.997, 5e-4);  // as Solfec printed
+    // Against the printed target 2.121 (the thin-rod formula's 2.12188, truncated): 0.9975.
+    EXPECT_NEAR(c.value / problem().checks[0].published, kOmega / 2.121, 3e-4);
   }
-  // Interpolated: energy drift dE bounds |omega| by dE / (I omega) (2e-4 at 3e-7 J), plus the
-  // quadratic's error; the first step past the vertical is lower by up to (m g d / 2 I omega) (omega h)^2.
+  // Interpolated: within the tuning rule's 1e-4 (tuned), or energy drift dE / (I omega) plus the
+  // quadratic's error (published h); the first step past the vertical is lower by up to
+  // (m g d / 2 I omega) (omega h)^2 = 2.7e-4 rad/s at h = 2^-8 s.
   EXPECT_NEAR(row.score.checks[1].value, kOmega, tolerance);
 }
 
@@ -89,7 +95,9 @@ TEST_P(PinnedBarCases, TunedSettingReproducesTheTargetOrSaysWhyNot) {
     GTEST_SKIP() << row.message;
   }
   EXPECT_EQ(row.status, "pass") << row.message;
-  expect_omega(row, 3e-7 / (kIPin * kOmega) + 2e-5);
+  // The rule: drift < 3e-7 J and the interpolated ratio within 1e-4 (the sampling of coarse steps).
+  EXPECT_EQ(problem().rule.checks_within, 1e-4);
+  expect_omega(row, 1e-4 * kOmega, false);
 }
 
 TEST_P(PinnedBarCases, PublishedStepReproducesTheTarget) {
@@ -100,7 +108,7 @@ TEST_P(PinnedBarCases, PublishedStepReproducesTheTarget) {
   o.step = *problem().published_step;
   const CaseResult row = run_case(problem(), *c.formulation, c.info, o);
   if (row.status == "unsupported") GTEST_SKIP() << row.message;
-  expect_omega(row, 2e-4);
+  expect_omega(row, 2e-4, true);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCases, PinnedBarCases, ::testing::ValuesIn(all_cases()),

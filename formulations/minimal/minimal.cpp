@@ -4,6 +4,7 @@
 
 #include "common/explicit_rk.hpp"
 #include "core/formulation.hpp"
+#include "minimal/hinge.hpp"
 #include "minimal/joint_tree.hpp"
 #include "minimal/minimal_ode.hpp"
 
@@ -76,10 +77,19 @@ class Minimal final : public Formulation {
     };
   }
   std::string unsupported_reason(const Model& model) const override {
+    if (!model.bodies.empty()) {  // a rigid body: only one hinged to the ground
+      Hinge hinge;
+      return build_hinge(model, hinge);
+    }
     JointTree tree;
     return build_joint_tree(model, tree);
   }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
+    if (!model.bodies.empty()) {
+      Hinge hinge;
+      if (const std::string why = build_hinge(model, hinge); !why.empty()) throw SolverError(why);
+      return make_hinge_simulator(model, hinge, integrator, setting);
+    }
     JointTree tree;
     if (const std::string why = build_joint_tree(model, tree); !why.empty()) throw SolverError(why);
     if (integrator == "rk4") return make_sized<Rk4Simulator>(model, std::move(tree), setting);

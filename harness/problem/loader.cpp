@@ -561,8 +561,12 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
     rd.expect_map(score, "score", {"rule", "objective", "published_step", "checks", "energy_datum"});
     if (score["energy_datum"]) p.energy_datum = rd.number(score["energy_datum"], "score.energy_datum");
     const YAML::Node rule = rd.required(score, "rule", "score");
-    rd.expect_map(rule, "score.rule", {"metric", "below"});
+    rd.expect_map(rule, "score.rule", {"metric", "below", "checks_within"});
     p.rule.metric = rd.text(rd.required(rule, "metric", "score.rule"), "score.rule.metric");
+    if (rule["checks_within"]) {
+      p.rule.checks_within = rd.positive(rule["checks_within"], "score.rule.checks_within");
+      if (!score["checks"]) rd.fail(rule["checks_within"], "score.rule.checks_within needs score.checks");
+    }
     const auto& metrics = known_metrics();
     if (std::find(metrics.begin(), metrics.end(), p.rule.metric) == metrics.end())
       rd.fail(rule["metric"], fmt::format("score.rule.metric '{}' is not a metric the problem outputs (known: {})",

@@ -26,6 +26,11 @@ struct RunSpec {
 struct Rule {
   std::string metric;  // "max_energy_drift" (J)
   double below = 0.0;  // pass when metric < below
+  // When > 0, a run passes only if also every published check (but those sampled at the source's
+  // steps, sampling "step") has |ratio - 1| < checks_within:
+  // for figures read off the samples (a value at a crossing), where a coarse step can meet the
+  // metric yet miss the figure.
+  double checks_within = 0.0;
 };
 
 // A figure the source publishes, reproduced by every run (the source's Target / value / Ratio table).

@@ -129,6 +129,9 @@ CaseResult run_case(const Problem& problem, const Formulation& formulation, cons
   const bool ok = passes(problem, row.score) && note.empty();
   row.status = ok ? "pass" : "fail";
   if (!note.empty()) row.message = note;
+  else if (!ok && row.score.metric(problem.rule.metric) < problem.rule.below)
+    row.message = fmt::format("{} = {:.3g} met, but a published check is off by more than {:g}", problem.rule.metric,
+                              row.score.metric(problem.rule.metric), problem.rule.checks_within);
   else if (!ok)
     row.message = fmt::format("{} = {:.3g} is not below {:.3g}", problem.rule.metric,
                               row.score.metric(problem.rule.metric), problem.rule.below);

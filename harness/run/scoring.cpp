@@ -26,7 +26,14 @@ bool CheckValue::reproduces(int decimals) const {
 bool passes(const Problem& problem, const Score& score) {
   if (!score.completed) return false;
   const double value = score.metric(problem.rule.metric);
-  return std::isfinite(value) && value < problem.rule.below;
+  if (!(std::isfinite(value) && value < problem.rule.below)) return false;
+  // The source's no-interpolation figures ("step" sampling) depend on where the steps fall, not on
+  // accuracy: they are judged at the source's own step only.
+  if (problem.rule.checks_within > 0.0)
+    for (size_t i = 0; i < score.checks.size() && i < problem.checks.size(); ++i)
+      if (problem.checks[i].sampling != "step" && !(std::abs(score.checks[i].ratio() - 1.0) < problem.rule.checks_within))
+        return false;
+  return true;
 }
 
 ScoringObserver::ScoringObserver(const Problem& problem, bool record_history)

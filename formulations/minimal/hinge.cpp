@@ -1,0 +1,120 @@
+#include "minimal/hinge.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <vector>
+
+#include "common/explicit_rk.hpp"
+
+namespace mbs::minimal {
+
+std::string build_hinge(const Model& model, Hinge& hinge) {
+  if (model.bodies.size() != 1 || !model.points.empty() || !model.rods.empty() || !model.contacts.empty())
+    return "rigid bodies in joint coordinates: only a single body hinged to the ground (no other bodies or joints)";
+  const RigidBody& body = model.bodies[0];
+  std::vector<Eigen::Vector3d> pins;  // ground points, distinct
+  for (const SphericalJoint& j : model.sphericals) {
+    const Anchor& g = j.a.body < 0 && j.a.point == kGround ? j.a : j.b;
+    const Anchor& b = &g == &j.a ? j.b : j.a;
+    if (g.body >= 0 || g.point != kGround || b.body != 0)
+      return fmt::format("joint {} does not join the body to the ground: only a body hinged to the ground is supported", j.name);
+    bool distinct = true;
+    for (const Eigen::Vector3d& p : pins) distinct = distinct && (p - g.at).norm() > 1e-9 * body.length_scale;
+    if (distinct) pins.push_back(g.at);
+  }
+  if (pins.size() < 2)
+    return "a rigid body on fewer than two distinct spherical joints is not a hinge (spatial rotations are not yet in joint coordinates)";
+  hinge.pivot = pins[0];
+  hinge.axis = (pins[1] - pins[0]).normalized();
+  for (const Eigen::Vector3d& p : pins) {
+    const Eigen::Vector3d off = p - hinge.pivot;
+    if ((off - off.dot(hinge.axis) * hinge.axis).norm() > 1e-9 * body.length_scale)
+      return "the body's spherical joints are not collinear: it is not a hinge";
+  }
+  const Eigen::Vector3d& a = hinge.axis;
+  const Eigen::Vector3d arm = body.r0 - hinge.pivot, arm_perp = arm - arm.dot(a) * a;
+  const Eigen::Vector3d a_body = body.R0.transpose() * a;
+  hinge.I_axis = a_body.dot(body.principal_inertia().asDiagonal() * a_body) + body.mass * arm_perp.squaredNorm();
+  const Eigen::Vector3d mg = body.mass * model.gravity;
+  hinge.c1 = a.dot(arm_perp.cross(mg));
+  hinge.c2 = a.dot(a.cross(arm_perp).cross(mg));
+  hinge.psi_dot0 = body.omega0.dot(a);  // the loader checked the initial velocities against the joints
+  return "";
+}
+
+namespace {
+
+// y = [psi, psi'].
+class HingeOde {
+ public:
+  using State = Eigen::Matrix<double, 2, 1>;
+  HingeOde(const Model& model, const Hinge& hinge) : hinge_(hinge), body_(model.bodies[0]), offset_(model.body_offset(0)) {}
+  int size() const { return 2; }
+  void rhs(double /*t*/, const State& y, State& dydt) const {
+    dydt[0] = y[1];
+    dydt[1] = (hinge_.c1 * std::cos(y[0]) + hinge_.c2 * std::sin(y[0])) / hinge_.I_axis;
+  }
+  void initial_state(State& y) const { y << 0.0, hinge_.psi_dot0; }
+  // Natural coordinates of the body: r_G and the axes rotated by psi, their rates psi' a x (.).
+  void model_state(const State& y, Eigen::VectorXd& q, Eigen::VectorXd& v) const {
+    const Eigen::Matrix3d R = Eigen::AngleAxisd(y[0], hinge_.axis).toRotationMatrix();
+    const Eigen::Vector3d w = y[1] * hinge_.axis;
+    const Eigen::Vector3d r = hinge_.pivot + R * (body_.r0 - hinge_.pivot);
+    q.segment<3>(offset_) = r;
+    v.segment<3>(offset_) = w.cross(r - hinge_.pivot);
+    for (int k = 0; k < 3; ++k) {
+      const Eigen::Vector3d u = R * body_.R0.col(k);
+      q.segment<3>(offset_ + 3 + 3 * k) = u;
+      v.segment<3>(offset_ + 3 + 3 * k) = w.cross(u);
+    }
+  }
+
+ private:
+  Hinge hinge_;
+  const RigidBody& body_;
+  int offset_;
+};
+
+class HingeRk4 final : public FixedStepSimulator {
+ public:
+  HingeRk4(const Model& model, const Hinge& hinge, double h) : FixedStepSimulator(model, h), ode_(model, hinge), rk_(ode_) {}
+
+ private:
+  void do_initialize_state() override { ode_.initial_state(y_); }
+  void do_fixed_step(double h) override { rk_.step(time(), h, y_, stats_); }
+  void do_model_state() override { ode_.model_state(y_, q_model_, v_model_); }
+  HingeOde ode_;
+  Rk4<HingeOde> rk_;
+  HingeOde::State y_;
+};
+
+class HingeErk final : public Simulator {
+ public:
+  HingeErk(const Model& model, const Hinge& hinge, const ButcherTable& table, double tol)
+      : Simulator(model), ode_(model, hinge), rk_(ode_, table, tol, tol) {}
+
+ private:
+  void do_initialize(double /*t_end*/) override {
+    ode_.initial_state(y_);
+    t_ = 0.0;
+    rk_.initialize(t_, y_, stats_);
+  }
+  void do_step(double t_end) override { rk_.step(t_, y_, t_end, stats_); }
+  double do_time() const override { return t_; }
+  void do_model_state() override { ode_.model_state(y_, q_model_, v_model_); }
+  HingeOde ode_;
+  EmbeddedRk<HingeOde> rk_;
+  HingeOde::State y_;
+  double t_ = 0.0;
+};
+
+}  // namespace
+
+std::unique_ptr<Simulator> make_hinge_simulator(const Model& model, const Hinge& hinge, const std::string& integrator,
+                                                double setting) {
+  if (integrator == "rk4") return std::make_unique<HingeRk4>(model, hinge, setting);
+  return std::make_unique<HingeErk>(model, hinge, ButcherTable::from_arkode(integrator), setting);
+}
+
+}  // namespace mbs::minimal
