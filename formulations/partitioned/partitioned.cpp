@@ -1,0 +1,195 @@
+// Formulation "partitioned": generalized coordinate partitioning over the natural coordinates
+// (Wehage & Haug 1982). The independent coordinates q_i are chosen from Phi_q by LU with full
+// pivoting (partition.hpp); the reduced ODE in (q_i, v_i) (partitioned_ode.hpp) is integrated by the
+// same explicit Runge-Kutta methods as "minimal". Works from NaturalCoordinates only, so closed
+// loops and redundant constraints run as any tree does.
+//
+// Re-partitioning (kRepartitionFactor) happens only at step boundaries, where the natural state is
+// recovered whole, so the new coordinates start from a consistent state. The integrators carry
+// nothing else from step to step but the step size and, for a FSAL pair (Dormand-Prince), the last
+// stage f(t, y): RK4 and Fehlberg (not FSAL: its next step evaluates f at the new y itself) simply
+// continue in the new coordinates, Fehlberg with its step size; Dormand-Prince is re-initialized,
+// since its stored stage is the derivative of the old coordinates and EmbeddedRk can only drop it
+// together with the step size (the first step is then re-estimated: 2 right-hand sides).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <utility>
+
+#include "common/explicit_rk.hpp"
+#include "core/formulation.hpp"
+#include "core/natural_coordinates.hpp"
+#include "partitioned/partition.hpp"
+#include "partitioned/partitioned.hpp"
+#include "partitioned/partitioned_ode.hpp"
+
+namespace mbs::partitioned {
+namespace {
+
+// Holds the partition in use: the initial one at the start of a run, a new one when Phi_d degrades.
+template <int NQ, int NC, int NR>
+class PartitionKeeper {
+ public:
+  using Ode = PartitionedOde<NQ, NC, NR>;
+  using State = typename Ode::State;
+
+  PartitionKeeper(const Model& model, const Partition& initial, Ode& ode)
+      : ode_(ode), partitioner_(model.nc(), model.nq()), initial_(initial), current_(partitioner_.reserved()),
+        candidate_(partitioner_.reserved()), q0_(model.initial_q()), v0_(model.initial_v()),
+        Phi_q_(model.nc(), model.nq()) {}
+
+  // The initial partition (chosen at setup: the same every run) and y from the model's initial state.
+  void start(State& y) {
+    current_ = initial_;  // the lists' capacity is reserved: no allocation
+    ratio0_ = ode_.set_partition(current_, q0_, v0_, y);
+    ode_.take_min_pivot_ratio();
+    repartitions_ = 0;
+  }
+
+  // After an accepted step ending at time t in state y. Returns true when the independent
+  // coordinates changed: y is then in the new ones, and the integrator must restart from it.
+  bool after_step(double t, State& y) {
+    if (ode_.take_min_pivot_ratio() >= kRepartitionFactor * ratio0_) return false;
+    ode_.natural_state(t, y);
+    Phi_q_ = ode_.Phi_q();
+    partitioner_.choose(Phi_q_, candidate_);
+    if (candidate_.rank != current_.rank)
+      throw SolverError(fmt::format("partitioned: the rank of Phi_q changed from {} to {} at t = {:.9g} s "
+                                    "(the mechanism passes a singular configuration)",
+                                    current_.rank, candidate_.rank, t));
+    const bool changed = candidate_.dependent != current_.dependent;
+    std::swap(current_, candidate_);
+    // Same coordinates: y is unchanged and only the reference ratio (and possibly the kept rows) moves.
+    ratio0_ = ode_.set_partition(current_, ode_.q(), ode_.v(), y);
+    ode_.take_min_pivot_ratio();
+    if (changed) ++repartitions_;
+    return changed;
+  }
+
+  long repartitions() const { return repartitions_; }
+  const Partition& partition() const { return current_; }
+
+ private:
+  Ode& ode_;
+  Partitioner partitioner_;
+  Partition initial_, current_, candidate_;
+  typename Ode::VecQ q0_, v0_;
+  Eigen::MatrixXd Phi_q_;  // dynamic copy for the partitioner
+  double ratio0_ = 1.0;    // Phi_d's pivot ratio when the partition was chosen
+  long repartitions_ = 0;
+};
+
+template <int NQ, int NC, int NR>
+class Rk4Simulator final : public FixedStepSimulator, public PartitionedRun {
+ public:
+  using Ode = PartitionedOde<NQ, NC, NR>;
+  Rk4Simulator(const Model& model, const Partition& initial, double h)
+      : FixedStepSimulator(model, h), ode_(model, initial.rank, stats_), keeper_(model, initial, ode_), rk_(ode_),
+        y_(ode_.size()) {}
+  long repartitions() const override { return keeper_.repartitions(); }
+  const Partition& partition() const override { return keeper_.partition(); }
+
+ private:
+  void do_initialize_state() override { keeper_.start(y_); }
+  void do_fixed_step(double h) override {
+    rk_.step(time(), h, y_, stats_);
+    keeper_.after_step(time() + h, y_);
+  }
+  void do_model_state() override { ode_.natural_state(time(), y_, q_model_, v_model_); }
+
+  Ode ode_;
+  PartitionKeeper<NQ, NC, NR> keeper_;
+  Rk4<Ode> rk_;
+  typename Ode::State y_;
+};
+
+template <int NQ, int NC, int NR>
+class ErkSimulator final : public Simulator, public PartitionedRun {
+ public:
+  using Ode = PartitionedOde<NQ, NC, NR>;
+  ErkSimulator(const Model& model, const Partition& initial, const ButcherTable& table, double tol)
+      : Simulator(model), ode_(model, initial.rank, stats_), keeper_(model, initial, ode_),
+        rk_(ode_, table, tol, tol), restart_(table.fsal), y_(ode_.size()) {}
+  long repartitions() const override { return keeper_.repartitions(); }
+  const Partition& partition() const override { return keeper_.partition(); }
+
+ private:
+  void do_initialize(double /*t_end*/) override {  // adaptive: steps are clipped to t_end in do_step
+    t_ = 0.0;
+    keeper_.start(y_);
+    rk_.initialize(t_, y_, stats_);
+  }
+  void do_step(double t_end) override {
+    rk_.step(t_, y_, t_end, stats_);
+    if (keeper_.after_step(t_, y_) && restart_) rk_.initialize(t_, y_, stats_);
+  }
+  double do_time() const override { return t_; }
+  void do_model_state() override { ode_.natural_state(t_, y_, q_model_, v_model_); }
+
+  Ode ode_;
+  PartitionKeeper<NQ, NC, NR> keeper_;
+  EmbeddedRk<Ode> rk_;
+  bool restart_;  // re-initialize at a re-partition (FSAL tables)
+  typename Ode::State y_;
+  double t_ = 0.0;
+};
+
+// Fixed sizes for the pendulum and the double pendulum, dynamic sizes otherwise.
+template <template <int, int, int> class Sim, typename... Args>
+std::unique_ptr<Simulator> make_sized(const Model& model, const Partition& p, Args&&... args) {
+  if (model.nq() == 2 && model.nc() == 1 && p.rank == 1)
+    return std::make_unique<Sim<2, 1, 1>>(model, p, std::forward<Args>(args)...);
+  if (model.nq() == 4 && model.nc() == 2 && p.rank == 2)
+    return std::make_unique<Sim<4, 2, 2>>(model, p, std::forward<Args>(args)...);
+  return std::make_unique<Sim<Eigen::Dynamic, Eigen::Dynamic, Eigen::Dynamic>>(model, p, std::forward<Args>(args)...);
+}
+
+// The partition of Phi_q at the model's initial state.
+Partition initial_partition(const Model& model) {
+  const NaturalCoordinates nat(model);
+  Eigen::MatrixXd Phi_q(nat.nc(), nat.nq());
+  nat.Phi_q(model.initial_q(), Phi_q);
+  return choose_partition(Phi_q);
+}
+
+class PartitionedFormulation final : public Formulation {
+ public:
+  std::string name() const override { return "partitioned"; }
+  std::string description() const override {
+    return "natural coordinates partitioned into independent and dependent ones (full-pivoting LU of Phi_q, "
+           "re-chosen as Phi_d degrades); ODE in the independent ones by velocity transformation";
+  }
+  std::vector<IntegratorInfo> integrators() const override {
+    return {
+        {"rk4", SettingKind::kFixedStep, 0.5, 1e-5, "classical Runge-Kutta, fixed step"},
+        {"dopri5", SettingKind::kTolerance, 1e-2, 1e-13, "Dormand-Prince 5(4), adaptive (ARKODE's table)"},
+        {"fehlberg8", SettingKind::kTolerance, 1e-2, 1e-13, "Fehlberg 8(7), 13 stages, adaptive (ARKODE's table)"},
+    };
+  }
+  std::string unsupported_reason(const Model& model) const override {
+    if (model.nq() == 0) return "the model has no bodies";
+    if (!model.contacts.empty())
+      return "contacts (unilateral constraints) need event detection and an impact law, not implemented in the "
+             "partitioned formulation";
+    // An explicit integrator needs a state: a structure (rank Phi_q = nq) has nothing to integrate.
+    if (initial_partition(model).ndof() == 0) return "the model has no degrees of freedom (Phi_q has full column rank)";
+    return "";
+  }
+  std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
+    if (integrator != "rk4" && integrator != "dopri5" && integrator != "fehlberg8")
+      throw SolverError(
+          fmt::format("partitioned: unknown integrator '{}' (known: rk4, dopri5, fehlberg8)", integrator));
+    if (!(setting > 0.0) || !std::isfinite(setting))
+      throw SolverError(fmt::format("partitioned: the setting must be positive and finite, got {}", setting));
+    if (const std::string why = unsupported_reason(model); !why.empty()) throw SolverError("partitioned: " + why);
+    const Partition p = initial_partition(model);
+    if (integrator == "rk4") return make_sized<Rk4Simulator>(model, p, setting);
+    return make_sized<ErkSimulator>(model, p, ButcherTable::from_arkode(integrator), setting);
+  }
+};
+
+}  // namespace
+
+MBS_REGISTER_FORMULATION(PartitionedFormulation);
+
+}  // namespace mbs::partitioned
