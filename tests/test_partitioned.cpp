@@ -298,5 +298,25 @@ TEST(Partitioned, DoublePendulumAndDynamicSizePathsAllocateNothing) {
   }
 }
 
+TEST(Partitioned, LinearizesTheSpatialPendulumInItsIndependentCoordinatesXY) {
+  // The spec's x, y description: M_q = m I, K_q = (m g / l) I, eigenvalues +-i sqrt(g/l) twice.
+  const Problem p = load_problem(MBS_SOURCE_DIR "/problems/pendulum_3d_linearization.yaml");
+  const Formulation* f = Registry::instance().find("partitioned");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->linearization_unsupported_reason(p.model), "");
+  auto lin = f->create_linearizer(p.model);
+  const Linearization& l = lin->linearize();
+  EXPECT_NE(l.coordinates.find("x(P), y(P)"), std::string::npos) << l.coordinates;
+  ASSERT_EQ(l.terms[0].second.rows(), 2);
+  EXPECT_LT((l.terms[0].second - Eigen::Matrix2d::Identity()).norm(), 1e-15);         // M_r (kg)
+  EXPECT_LT((l.terms[1].second - 9.81 * Eigen::Matrix2d::Identity()).norm(), 1e-13);  // K_r (N/m)
+  ASSERT_EQ(l.eigenvalues.size(), 4u);
+  for (const Eigenvalue& e : l.eigenvalues) {
+    EXPECT_TRUE(e.is_true) << e.why;
+    EXPECT_NEAR(std::abs(e.s.imag()), std::sqrt(9.81), 1e-12);
+    EXPECT_NEAR(e.s.real(), 0.0, 1e-12);
+  }
+}
+
 }  // namespace
 }  // namespace mbs

@@ -25,6 +25,7 @@
 
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
+#include "alm_index3/linearizer.hpp"
 
 namespace mbs::alm_index3 {
 namespace {
@@ -266,6 +267,12 @@ class AlmIndex3 final : public Formulation {
       throw SolverError(fmt::format("alm-index3: step size must be positive and finite, got {}", setting));
     if (const std::string why = unsupported_reason(model); !why.empty()) throw SolverError("alm-index3: " + why);
     return make_sized(model, setting);
+  }
+  std::string linearization_unsupported_reason(const Model& model) const override {
+    return linearizer_unsupported_reason(model);
+  }
+  std::unique_ptr<Linearizer> create_linearizer(const Model& model) const override {
+    return make_linearizer(model, kAlphaPerMass);
   }
 };
 

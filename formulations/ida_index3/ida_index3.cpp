@@ -38,6 +38,7 @@
 
 #include "core/formulation.hpp"
 #include "ida_index3/ida_residual.hpp"
+#include "ida_index3/linearizer.hpp"
 
 namespace mbs::ida_index3 {
 
@@ -390,6 +391,10 @@ class IdaIndex3 final : public Formulation {
     if (integrator != "bdf") throw SolverError(fmt::format("ida-index3: unknown integrator '{}'", integrator));
     return make_simulator(model, setting);
   }
+  std::string linearization_unsupported_reason(const Model& model) const override {
+    return linearizer_unsupported_reason(model);
+  }
+  std::unique_ptr<Linearizer> create_linearizer(const Model& model) const override { return make_linearizer(model); }
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "core/formulation.hpp"
 #include "minimal/hinge.hpp"
 #include "minimal/joint_tree.hpp"
+#include "minimal/linearizer.hpp"
 #include "minimal/minimal_ode.hpp"
 
 namespace mbs::minimal {
@@ -96,6 +97,10 @@ class Minimal final : public Formulation {
     const ButcherTable table = ButcherTable::from_arkode(integrator);
     return make_sized<ErkSimulator>(model, std::move(tree), table, setting);
   }
+  std::string linearization_unsupported_reason(const Model& model) const override {
+    return linearizer_unsupported_reason(model);
+  }
+  std::unique_ptr<Linearizer> create_linearizer(const Model& model) const override { return make_linearizer(model); }
 };
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "common/explicit_rk.hpp"
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
+#include "partitioned/linearizer.hpp"
 #include "partitioned/partition.hpp"
 #include "partitioned/partitioned.hpp"
 #include "partitioned/partitioned_ode.hpp"
@@ -186,6 +187,10 @@ class PartitionedFormulation final : public Formulation {
     if (integrator == "rk4") return make_sized<Rk4Simulator>(model, p, setting);
     return make_sized<ErkSimulator>(model, p, ButcherTable::from_arkode(integrator), setting);
   }
+  std::string linearization_unsupported_reason(const Model& model) const override {
+    return linearizer_unsupported_reason(model);
+  }
+  std::unique_ptr<Linearizer> create_linearizer(const Model& model) const override { return make_linearizer(model); }
 };
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
+#include "penalty/linearizer.hpp"
 
 namespace mbs::penalty {
 namespace {
@@ -209,6 +210,12 @@ class Penalty final : public Formulation {
     if (model.nq() == 2 && model.nc() == 1) return std::make_unique<TrapezoidalSimulator<2, 1>>(model, setting);
     if (model.nq() == 4 && model.nc() == 2) return std::make_unique<TrapezoidalSimulator<4, 2>>(model, setting);
     return std::make_unique<TrapezoidalSimulator<Eigen::Dynamic, Eigen::Dynamic>>(model, setting);
+  }
+  std::string linearization_unsupported_reason(const Model& model) const override {
+    return linearizer_unsupported_reason(model);
+  }
+  std::unique_ptr<Linearizer> create_linearizer(const Model& model) const override {
+    return make_linearizer(model, kAlphaPerMass, kXi, kOmega);
   }
 };
 

@@ -1,0 +1,227 @@
+// Eigen-analysis of linearized multibody equations, shared by the formulations' linearizers.
+//
+// LinearModes: the eigenvalues of the second-order system in n coordinates y with m multipliers mu
+//     M y'' + C y' + K y + G^T mu = 0,   G y = 0        (m = 0: no multipliers, an ODE; C optional)
+// as the real pencil s B z = A z of its first-order form (QZ, Eigen::GeneralizedEigenSolver),
+//     z = [y; y'; mu],  A = [0 I 0; -K -C -G^T; G 0 0],  B = diag(I, M, 0),
+// and the judgement of each eigenvalue as true (an eigenvalue of the constrained mechanism) or
+// spurious, by one physical rule that does not depend on the formulation (ModeRule, rule()):
+//   true  <=>  finite, and its mode, mapped to point displacements dq = R y (R = dq/dy; R = I in
+//              natural coordinates), moves mass (|dq| not ~0 against |R| |y|) and satisfies the
+//              linearized constraints (Phi_q dq ~ 0 against |dq|, rows of Phi_q normalized).
+// Spurious therefore are: infinite eigenvalues (singular M: the multipliers of an index-3 pencil,
+// or a massless coordinate with stiffness), undetermined ones (see below), multiplier-only modes,
+// modes that move no mass, and modes that violate the constraints (the penalty's and augmented
+// Lagrangian's constraint modes, Jordan chains at infinity that QZ returned as finite).
+// LinearModes also takes a general pencil s B z = A z written by the caller (another first-order
+// form), with R mapping the whole z to point displacements; the same rule applies.
+//
+// Numerics.
+// - Absent directions. A direction v of y with M v = C v = K v = 0 and G v = 0 (the azimuth phi of a
+//   rod hanging along gravity: it moves nothing, so it has neither mass nor stiffness) makes the
+//   pencil singular, det(A - sB) = 0 for every s, and QZ on a singular pencil may return anything,
+//   the regular part's eigenvalues included (it lost the double pendulum's in joint angles). Such
+//   directions are found first (when M is singular: LDLT pivots <= 1e-13 of the largest; then the
+//   right singular vectors of [M; K; C; G], each scaled to unit norm, with singular values <= 1e-13
+//   of the largest, ModeRule::absent) and deflated: the pencil is built on their orthogonal
+//   complement. Each absent
+//   direction is reported as two undetermined eigenvalues (finite = false, s = NaN): that is what
+//   the spec calls phi's "double infinite eigenvalue", but 0/0 is the honest value.
+// - The pencil is scaled before QZ: time by w = sqrt(|K|_F / |M|_F) (s = w s^), M and K to unit
+//   norm, each row of G to unit norm. Scaled, the physical eigenvalues are O(1) whatever the units.
+// - Infinite: |beta| <= ModeRule::infinite |alpha| on the scaled pencil, i.e. |s| > 1e3 w. On the
+//   structured pencil above, Eigen's QZ deflates B's exact zero rows and returns beta = 0 exactly.
+//   On a pencil whose B is singular only to rounding or to its own accuracy delta (a general
+//   pencil, see below), the index-3 Jordan blocks at infinity (size 3) come back as FINITE
+//   eigenvalues with |beta/alpha| ~ delta^(1/3): ~7e-5 for delta = 1e-13, ~7e-4 for 1e-10 (the
+//   classic star of three). The threshold 1e-3 catches them up to delta ~ 1e-10 and, for positive
+//   definite M, stays above any true eigenvalue unless mass ratios exceed ~1e6 (|s|^2 <= |K| / m_min).
+//   Those that slip through are still judged by their modes: a perturbed Jordan chain's mode is
+//   almost all multiplier (|dq| ~ delta^(2/3) |z|: "moves no mass"), and what displacement it has
+//   lies along M^-1 G^T, violating the constraints at O(1) (tests/test_linearization.cpp checks all
+//   three lines).
+// - Undetermined after deflation (a singular pencil of another kind, e.g. dependent rows in G): a
+//   real eigenvalue with |alpha| <= 1e-14 |A|_F and |beta| <= 1e-14 |B|_F (a complex pair's alpha
+//   and beta are products of Schur entries, tiny for the penalty's true modes, whose mass is 1e-8 of
+//   the pencil's; 0/0 is real). Modes then come from null spaces (below).
+// - Modes (for the rule): Eigen 3.4's upstream GeneralizedEigenSolver has no eigenvectors, and the
+//   back-substitution Debian's copy adds divides by zero for repeated eigenvalues (the 3D pendulum's
+//   pairs are double), so each finite eigenvalue's mode is computed by two steps of inverse
+//   iteration on the complex matrix A - (s^ + delta) B, delta = 1e-10 (1 + |s^|) (1 + i) / sqrt 2, from a
+//   fixed start vector. For a multiple eigenvalue that gives a vector of its eigenspace, which is
+//   all the rule needs (every vector of a true eigenspace moves mass and satisfies the
+//   constraints). Complex pairs: one mode, its conjugate for the partner. If the pencil is
+//   singular (or inverse iteration fails), the mode is the vector of the numerical null space of
+//   A - s^ B (singular values <= 1e-8 of the largest) that moves the most mass.
+// - Allocation: GeneralizedEigenSolver constructed with its size still allocates in compute():
+//   RealQZ::hessenbergTriangular builds a HouseholderQR and product temporaries, every QZ sweep
+//   (RealQZ::step) evaluates outer-product temporaries whatever the matrix type (a compile-time
+//   maximum size removes the former, not the latter; tried, it was not worth its compile cost and
+//   time was the same), and alphas()/betas() return copies. Everything else here is preallocated:
+//   ~15-30 allocations per call on the 3D pendulum, ~50 on a 3D double pendulum, all in Eigen's QZ.
+//
+// NaturalEquilibrium: the static equilibrium in natural coordinates, for the natural-coordinate
+// linearizers: Phi_q(q0), a maximal set of independent constraint rows (pivoted QR of Phi_q^T, so
+// redundant constraints are fine; pencils with multipliers use only these rows), the multipliers
+// lambda0 of Phi_q^T lambda0 = Q in least squares on those rows (zero on the dependent ones: any
+// solution gives the same stiffness on the constraint manifold), the check that q0 is an
+// equilibrium, and the geometric stiffness K_geo = sum_k lambda0_k d2Phi_k/dq2.
+#pragma once
+
+#include <Eigen/Dense>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/linearization.hpp"
+#include "core/model.hpp"
+#include "core/natural_coordinates.hpp"
+
+namespace mbs {
+
+// Thresholds of the discrimination rule, all dimensionless (see the file comment).
+struct ModeRule {
+  // A direction v with |M v|, |C v|, |K v|, |G v| (each matrix at unit norm) <= absent is deflated.
+  // Truly absent directions are zero to rounding (~1e-16); a penalty's M + alpha G^T G puts genuine
+  // small masses at (m_min / alpha) ~ 1e-11 of its norm (a thin bar's axial inertia at alpha/m = 1e8),
+  // which must stay. 1e-13 sits between, with margin of ~1e3 and ~1e2.
+  double absent = 1e-13;
+  double infinite = 1e-3;     // |beta| <= infinite |alpha| (scaled pencil): infinite, |s| > 1e3 w
+  // A real eigenvalue with |alpha| <= singular |A| and |beta| <= singular |B| (scaled pencil) is 0/0:
+  // rounding level, below a penalty's small genuine masses (a zero-frequency mode of a mass at
+  // ~1e-11 of the pencil has alpha = 0 and beta ~ 1e-11).
+  double singular = 1e-14;
+  double massless = 1e-8;     // |R y| <= massless |R|_F |y|, or |y|(1 + |s^|) <= massless |z|: no mass moves
+  // |Phi_q dq| (rows normalized) <= constraint |dq|: the mode keeps the rods. True modes of exact
+  // formulations sit at rounding (~1e-15); of penalty-type ones at O((g/l) / (alpha/m)) <= 1e-8 for
+  // alpha/m >= 1e8 (the mode stretches the rods by its multiplier over the penalty); constraint
+  // modes and Jordan chains at infinity at O(1). 1e-6 leaves two decades either side.
+  double constraint = 1e-6;
+};
+
+class LinearModes {
+ public:
+  // Second-order system: n coordinates y, m multipliers (0: none), nq natural coordinates and nc
+  // constraint rows for the check (R: nq x n, Phi_q: nc x nq; nc = 0 skips it). damped: whether C
+  // is used.
+  LinearModes(int n, int m, int nq, int nc, bool damped, ModeRule rule = {});
+  // General pencil s B z = A z of size N, written by the caller into A and B (for first-order
+  // forms other than the one above); R (nq x N) then maps the whole z to point displacements. No
+  // deflation of absent directions (a singular pencil is met by the null-space path) and no
+  // multiplier-only test (a mode without displacement fails "moves mass").
+  struct GeneralPencil {};
+  LinearModes(GeneralPencil, int N, int nq, int nc, ModeRule rule = {});
+  ~LinearModes();
+  LinearModes(const LinearModes&) = delete;
+  LinearModes& operator=(const LinearModes&) = delete;
+
+  // Inputs, sized here (zero); the caller writes them before compute(). M, C, K symmetric, M != 0.
+  Eigen::MatrixXd M, C, K;  // n x n (C only when damped)
+  Eigen::MatrixXd G;        // m x n, independent rows (a dependent row makes the pencil singular)
+  Eigen::MatrixXd A, B;     // N x N, general pencil only
+  Eigen::MatrixXd R;        // nq x n (nq x N for a general pencil): point displacements of z's entries
+  Eigen::MatrixXd Phi_q;    // nc x nq: the constraint Jacobian at the equilibrium
+
+  int n() const { return n_; }
+  int m() const { return m_; }
+  int size() const { return size_; }  // number of eigenvalues: 2 n + m, or N
+  bool damped() const { return damped_; }
+  const ModeRule& thresholds() const { return rule_; }
+
+  // Sizes `out` to size() eigenvalues and reserves their `why` strings (setup, allocates).
+  void prepare(std::vector<Eigenvalue>& out) const;
+  // Deflation of absent directions, QZ of the scaled pencil, modes and judgement; writes every
+  // eigenvalue into `out` (prepared), sorted: finite by |s| (then by imaginary part), then infinite,
+  // then undetermined. Infinite eigenvalues get s = inf, undetermined ones s = NaN. Throws
+  // SolverError if QZ does not converge. Allocates inside Eigen's QZ (see the file comment), on the
+  // first call if absent directions change the pencil's size, and on a singular pencil's null-space
+  // path.
+  void compute(std::vector<Eigenvalue>& out);
+  // The rule in one sentence, with the thresholds.
+  std::string rule() const;
+
+  // Diagnostics of the last compute(): the time scale w (rad/s) and the number of absent directions.
+  double reference_frequency() const { return w_; }
+  int absent_directions() const { return absent_; }
+
+  struct Engine;  // QZ and mode workspace for one pencil size
+
+ private:
+  struct Raw {  // per eigenvalue, before sorting
+    std::complex<double> s;
+    int kind;  // 0 finite, 1 infinite, 2 undetermined
+    bool is_true;
+    double metric_a, metric_b;  // figures for `why`
+    int reason;
+  };
+  int find_absent_directions();
+  void size_reduced(int nr);
+  bool zero_pair(int i, double tol_a, double tol_b) const;
+  void classify(int i, bool singular, const Eigen::MatrixXd& Ru, double r_norm, double tol_a, double tol_b);
+
+  int n_, m_, nq_, nc_, size_;
+  bool damped_, general_;
+  ModeRule rule_;
+  double w_ = 1.0;
+  int absent_ = 0, nr_ = -1;
+  // Absent directions: LDLT of M (is it singular?), W = [M; K; C; G] scaled, its SVD, and the
+  // pencil's matrices on the complement Y of the absent directions.
+  Eigen::LDLT<Eigen::MatrixXd> ldlt_;
+  Eigen::MatrixXd W_;
+  Eigen::JacobiSVD<Eigen::MatrixXd> svd_;
+  Eigen::MatrixXd Y_, Mr_, Cr_, Kr_, Gr_, Rr_, tmp_;
+  std::unique_ptr<Engine> engine_;
+  std::vector<Raw> raw_;
+  std::vector<int> order_;
+  Eigen::VectorXd phi_row_norm_;
+  Eigen::VectorXd yr_, yi_, dqr_, dqi_, cr_, ci_;
+};
+
+// Static equilibrium of a model in natural coordinates at its initial configuration q0.
+class NaturalEquilibrium {
+ public:
+  // Relative residual |Q - Phi_q^T lambda0| / |Q| above which q0 is not an equilibrium. A
+  // configuration off the equilibrium by an angle delta leaves a residual ~ delta |Q|; 1e-8 admits
+  // configurations given to ~8 digits, whose eigenvalues then differ from the equilibrium's by
+  // O(1e-8) relative at most (O(delta^2) for a pendulum), below what a penalty formulation resolves.
+  static constexpr double kEquilibriumTol = 1e-8;
+  // Rank decision of Phi_q^T (pivots below 1e-10 of the largest are zero), as ida-index3's
+  // consistent initial conditions do: a duplicated rod is exactly dependent.
+  static constexpr double kRankTol = 1e-10;
+
+  explicit NaturalEquilibrium(const Model& model);
+
+  // Evaluates Phi_q, its independent rows, lambda0, the residual and K_geo at q0; throws
+  // SolverError "<who>: ... not a static equilibrium ..." when the residual exceeds the tolerance
+  // (or if the rank differs from the setup's, which a fixed configuration cannot do).
+  // Allocates nothing.
+  void evaluate(const char* who);
+
+  const NaturalCoordinates& nat() const { return nat_; }
+  int nq() const { return nat_.nq(); }
+  int nc() const { return nat_.nc(); }
+  const Eigen::VectorXd& q0() const { return q0_; }
+  const Eigen::MatrixXd& Phi_q() const { return Phi_q_; }
+  const Eigen::VectorXd& lambda0() const { return lambda0_; }
+  const Eigen::MatrixXd& K_geo() const { return K_geo_; }
+  double residual() const { return residual_; }  // relative, of the last evaluate()
+  // Rank of Phi_q at q0 and the indices of that many independent rows (increasing); the
+  // constructor evaluates them once, so they are known at setup.
+  int rank() const { return rank_; }
+  const std::vector<int>& independent_rows() const { return rows_; }
+
+ private:
+  void factor();
+  NaturalCoordinates nat_;
+  Eigen::VectorXd q0_, lambda0_, r_;
+  Eigen::MatrixXd Phi_q_, Phi_qT_, K_geo_;
+  Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr_;  // of Phi_q^T: rank and independent rows
+  Eigen::MatrixXd Gr_, S_;                           // independent rows, G_r G_r^T
+  Eigen::LLT<Eigen::MatrixXd> llt_;
+  Eigen::VectorXd rhs_, lambda_r_;
+  double residual_ = 0.0;
+  int rank_ = 0, setup_rank_ = 0;
+  std::vector<int> rows_;
+};
+
+}  // namespace mbs
