@@ -160,7 +160,8 @@ TEST(Loader, PointOutsideThePlaneOfMotion) {
 TEST(Loader, RuleOnAMetricTheProblemDoesNotOutput) {
   EXPECT_EQ(error_of(replace(kGood, "metric: max_energy_drift", "metric: period")),
             "bad.yaml:17:18: score.rule.metric 'period' is not a metric the problem outputs (known: "
-            "max_energy_drift, max_position_violation, max_velocity_violation, final_position_error, max_penetration)");
+            "max_energy_drift, max_position_violation, max_velocity_violation, final_position_error, max_penetration, "
+            "max_energy_drift_between_impacts)");
 }
 
 TEST(Loader, MissingFile) {

@@ -480,7 +480,8 @@ Problem read_analysis_score(const Reader& rd, const YAML::Node& root, Problem p)
 
 const std::vector<std::string>& known_metrics() {
   static const std::vector<std::string> metrics{"max_energy_drift", "max_position_violation",
-                                                "max_velocity_violation", "final_position_error", "max_penetration"};
+                                                "max_velocity_violation", "final_position_error", "max_penetration",
+                                                "max_energy_drift_between_impacts"};
   return metrics;
 }
 

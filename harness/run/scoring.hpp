@@ -53,6 +53,10 @@ struct Score {
   double final_time = 0.0;                                                   // s, last reported time
   std::vector<CheckValue> checks;  // one per Problem::checks, in order (NaN when not reached)
   double max_penetration = 0.0;    // m, max over steps and contacts of -gap (0 without contacts)
+  // J: |E - E_ref| over steps, E_ref the energy after the latest impact (the initial energy before
+  // any): the integration's drift with the impacts' own losses taken out. Without contacts it is
+  // max_energy_drift.
+  double max_energy_drift_between_impacts = std::numeric_limits<double>::quiet_NaN();
   double eigenvalue_error = std::numeric_limits<double>::quiet_NaN();  // 1/s, linearization problems
   std::vector<Impact> impacts;     // problems with contacts
   long micro_impacts = 0;          // velocity jumps below kImpactJump
@@ -99,7 +103,7 @@ class ScoringObserver final : public StepObserver {
   std::vector<SwingSample> swing_;
   // Contacts: previous normal velocities and the events found so far (scoring runs only).
   Eigen::VectorXd vn_prev_;
-  double max_pen_ = 0.0;
+  double max_pen_ = 0.0, e_ref_ = 0.0, max_drift_impacts_ = 0.0;
   std::vector<Impact> impacts_;
   long micro_ = 0;
 };
