@@ -1,8 +1,11 @@
 // Formulation "minimal": joint (minimal) coordinates from the model's joint tree, as an ODE
-// integrated by fixed-step RK4 or by adaptive embedded Runge-Kutta pairs.
+// integrated by fixed-step RK4 or by adaptive embedded Runge-Kutta pairs. Frictionless point-plane
+// contacts are events: located impacts with Newton's law, persistent contacts as bilateral
+// constraints (contact_events.hpp). A model without contacts takes exactly the plain paths.
 #include <fmt/format.h>
 
 #include "common/explicit_rk.hpp"
+#include "minimal/contact_events.hpp"
 #include "core/formulation.hpp"
 #include "minimal/hinge.hpp"
 #include "minimal/joint_tree.hpp"
@@ -17,17 +20,47 @@ class Rk4Simulator final : public FixedStepSimulator {
  public:
   using Ode = MinimalOde<N, NQ>;
   Rk4Simulator(const Model& model, JointTree tree, double h)
-      : FixedStepSimulator(model, h), tree_(std::move(tree)), ode_(model, tree_), rk_(ode_), y_(ode_.size()) {}
+      : FixedStepSimulator(model, h), tree_(std::move(tree)), ode_(model, tree_), rk_(ode_), y_(ode_.size()),
+        events_(ode_, model) {}
 
  private:
-  void do_initialize_state() override { ode_.initial_state(*model_, y_); }
-  void do_fixed_step(double h) override { rk_.step(time(), h, y_, stats_); }
+  void do_initialize_state() override {
+    ode_.initial_state(*model_, y_);
+    events_.reset();
+  }
+  void do_fixed_step(double h) override {
+    if (events_.active()) {
+      contact_step(h);
+      return;
+    }
+    rk_.step(time(), h, y_, stats_);
+  }
+  // With contacts: the fixed step is finished from each impact state, so the grid t = i h stays.
+  // (Out of line, so that the plain step above compiles as it did without contacts.)
+  EIGEN_DONT_INLINE void contact_step(double h) {
+    double t = time(), rest = h;
+    for (int n = 0;; ++n) {
+      if (n == kMaxEventsPerStep)
+        throw SolverError(fmt::format("minimal: more than {} impacts within the step at t = {:.9g} s", n, time()));
+      events_.begin_step(y_);
+      rk_.step(t, rest, y_, stats_);
+      const double tau = events_.end_step(t, rest, y_, [this](double t0, double dt, const State& y0, State& out) {
+        out = y0;
+        rk_.step(t0, dt, out, stats_);
+      });
+      if (tau >= rest) return;
+      t += tau;
+      rest -= tau;
+    }
+  }
   void do_model_state() override { ode_.model_state(y_, q_model_, v_model_); }
 
+  using State = typename Ode::State;
   JointTree tree_;
   Ode ode_;
   Rk4<Ode> rk_;
-  typename Ode::State y_;
+  State y_;
+  ContactEvents<Ode> events_;
 };
 
 template <int N, int NQ>
@@ -35,22 +68,50 @@ class ErkSimulator final : public Simulator {
  public:
   using Ode = MinimalOde<N, NQ>;
   ErkSimulator(const Model& model, JointTree tree, const ButcherTable& table, double tol)
-      : Simulator(model), tree_(std::move(tree)), ode_(model, tree_), rk_(ode_, table, tol, tol), y_(ode_.size()) {}
+      : Simulator(model), tree_(std::move(tree)), ode_(model, tree_), rk_(ode_, table, tol, tol), y_(ode_.size()),
+        events_(ode_, model), single_(ode_, table) {}
 
  private:
   void do_initialize(double /*t_end*/) override {  // adaptive: steps are clipped to t_end in do_step
     ode_.initial_state(*model_, y_);
+    events_.reset();
     t_ = 0.0;
     rk_.initialize(t_, y_, stats_);
   }
-  void do_step(double t_end) override { rk_.step(t_, y_, t_end, stats_); }
+  void do_step(double t_end) override {
+    if (events_.active()) {
+      contact_step(t_end);
+      return;
+    }
+    rk_.step(t_, y_, t_end, stats_);
+  }
+  // With contacts: a step that contains an impact ends there, and the controller restarts.
+  EIGEN_DONT_INLINE void contact_step(double t_end) {
+    for (int n = 0;; ++n) {
+      if (n == kMaxEventsPerStep)
+        throw SolverError(fmt::format("minimal: more than {} impacts at t = {:.9g} s", n, t_));
+      const double t0 = t_;
+      events_.begin_step(y_);
+      rk_.step(t_, y_, t_end, stats_);
+      const double h = t_ - t0;
+      const double tau = events_.end_step(t0, h, y_, [this](double ts, double dt, const State& y0, State& out) {
+        single_.step(ts, dt, y0, out, stats_);
+      });
+      if (tau < h) t_ = t0 + tau;
+      if (events_.changed()) rk_.initialize(t_, y_, stats_);
+      if (t_ > t0) return;
+    }
+  }
   double do_time() const override { return t_; }
   void do_model_state() override { ode_.model_state(y_, q_model_, v_model_); }
 
+  using State = typename Ode::State;
   JointTree tree_;
   Ode ode_;
   EmbeddedRk<Ode> rk_;
-  typename Ode::State y_;
+  State y_;
+  ContactEvents<Ode> events_;
+  RkSingleStep<Ode> single_;
   double t_ = 0.0;
 };
 

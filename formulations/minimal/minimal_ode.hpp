@@ -1,14 +1,18 @@
 // The equations of motion in joint coordinates theta by velocity transformation:
 //   q = g(theta), v = R(theta) theta_dot, a = R theta_ddot + c(theta, theta_dot)
 //   (R^T M R) theta_ddot = R^T (Q - M c)
+// Closed (persistent) contacts add bilateral constraints at acceleration level, see the contact
+// section below and contact_events.hpp.
 // N (joint coordinates) and NQ (natural coordinates) are fixed for small models so that the
 // right-hand side runs on the stack; Eigen::Dynamic otherwise (sized once at construction).
 #pragma once
 
 #include <Eigen/Dense>
 #include <cmath>
+#include <vector>
 
 #include "core/natural_coordinates.hpp"
+#include "minimal/contact_lcp.hpp"
 #include "minimal/joint_tree.hpp"
 
 namespace mbs::minimal {
@@ -25,7 +29,17 @@ class MinimalOde {
 
   MinimalOde(const Model& model, const JointTree& tree)
       : tree_(tree), n_(tree.ndof), dim_(model.dim), m_(model.mass_diagonal()), Q_(NaturalCoordinates(model).Q()),
-        work_(model.nq(), tree.ndof), mass_llt_(tree.ndof) {
+        work_(model.nq(), tree.ndof), mass_llt_(tree.ndof), nct_(static_cast<int>(model.contacts.size())),
+        closed_(nct_, 0), closed_idx_(nct_, 0), cG_(nct_, n_), cY_(n_, nct_), cD_(nct_, nct_), cb_(nct_),
+        cx_(nct_), cforce_(nct_), ctmp_(n_), cdy_(2 * n_), lcp_(nct_) {
+    for (const PlaneContact& pc : model.contacts) {
+      Contact c;
+      c.off = dim_ * pc.point;
+      for (int d = 0; d < dim_; ++d) c.n[d] = pc.normal[d];
+      c.d0 = pc.normal.dot(pc.plane_point);
+      c.e = pc.restitution;
+      contacts_.push_back(c);
+    }
     // With every link hanging from ground (or free), R^T M R does not depend on theta:
     // each column of R is L du/dtheta with |du/dtheta| = 1, and distinct links touch distinct points.
     constant_mass_ = true;
@@ -54,6 +68,13 @@ class MinimalOde {
 
  private:
   static constexpr bool kFixed = N != Eigen::Dynamic && NQ != Eigen::Dynamic;
+  struct Contact {
+    int off = 0;                                   // first natural coordinate of the point
+    Eigen::Vector3d n = Eigen::Vector3d::Zero();   // unit normal (first dim components)
+    double d0 = 0.0;                               // n . plane point: gap = n . r - d0
+    double e = 0.0;                                // Newton's restitution
+  };
+
   struct Work {
     VecQ r, c;    // positions and convective accelerations of the points
     VecQ f;       // Q - M c
@@ -66,7 +87,9 @@ class MinimalOde {
     Work(int nq, int n) : r(nq), c(nq), f(nq), R(nq, n), MR(nq, n), Mbar(n, n), Qbar(n), llt(n) {}
   };
 
-  void rhs(const State& y, State& dydt, Work& w) const {
+  // Always inlined: with the contact code around, GCC stopped inlining it into the RK4 step (3%
+  // slower on the pendulum); the contact branch itself stays out of line (constrain()).
+  EIGEN_ALWAYS_INLINE void rhs(const State& y, State& dydt, Work& w) const {
     kinematics(y, w);
     // Through work arrays: a product of expressions would make Eigen allocate a temporary.
     w.f = Q_ - m_.cwiseProduct(w.c);
@@ -75,12 +98,49 @@ class MinimalOde {
     if (constant_mass_) {  // factored once at setup
       if constexpr (N == 1) dydt[1] = w.Qbar[0] * inv_mass_;
       else dydt.tail(n_) = mass_llt_.solve(w.Qbar);
+      if (n_closed_ != 0) constrain(dydt, w, mass_llt_);
       return;
     }
     w.MR.noalias() = m_.asDiagonal() * w.R;
     w.Mbar.noalias() = w.R.transpose() * w.MR;
     w.llt.compute(w.Mbar);
     dydt.tail(n_) = w.llt.solve(w.Qbar);
+    if (n_closed_ != 0) constrain(dydt, w, w.llt);
+  }
+
+  // G_j = n_j^T R_p (the contact normal's row in joint space) into ctmp_, and returns n_j^T c_p
+  // (the normal convective acceleration: the normal acceleration is G_j theta_ddot + n_j^T c_p).
+  double contact_row(const Contact& c, const Work& w) const {
+    ctmp_ = c.n[0] * w.R.row(c.off).transpose();
+    double gamma = c.n[0] * w.c[c.off];
+    for (int d = 1; d < dim_; ++d) {
+      ctmp_ += c.n[d] * w.R.row(c.off + d).transpose();
+      gamma += c.n[d] * w.c[c.off + d];
+    }
+    return gamma;
+  }
+
+  // Closed contacts as bilateral constraints at acceleration level:
+  //   theta_ddot = theta_ddot_free + Mbar^-1 G^T f,  (G Mbar^-1 G^T) f = -(G theta_ddot_free + n^T c)
+  // f (N) are the contact forces along the normals (> 0 pushing), kept in cforce_ for the release
+  // test. They are not clipped inside the right-hand side (which stays smooth within a step): a
+  // contact whose force would pull is released between steps (contact_events.hpp).
+  template <class Llt>
+  EIGEN_DONT_INLINE void constrain(State& dydt, const Work& w, const Llt& llt) const {
+    const int k = n_closed_;
+    for (int a = 0; a < k; ++a) {
+      const double gamma = contact_row(contacts_[closed_idx_[a]], w);
+      cG_.row(a) = ctmp_.transpose();
+      cb_[a] = ctmp_.dot(dydt.tail(n_)) + gamma;
+      llt.solveInPlace(ctmp_);
+      cY_.col(a) = ctmp_;
+    }
+    cD_.topLeftCorner(k, k).noalias() = cG_.topRows(k) * cY_.leftCols(k);
+    lcp_.solve_equalities(cD_, cb_, k, cx_);
+    for (int a = 0; a < k; ++a) {
+      cforce_[closed_idx_[a]] = cx_[a];
+      dydt.tail(n_) += cx_[a] * cY_.col(a);
+    }
   }
 
   // Positions r, velocity Jacobian R and convective accelerations c for the state y.
@@ -144,6 +204,73 @@ class MinimalOde {
     }
   }
 
+  // ---- Contacts (frictionless point-plane; the event logic is in contact_events.hpp) ----
+  int num_contacts() const { return nct_; }
+  double restitution(int j) const { return contacts_[j].e; }
+  bool closed(int j) const { return closed_[j] != 0; }
+  int num_closed() const { return n_closed_; }
+  void set_closed(int j, bool on) {
+    if (closed(j) == on) return;
+    closed_[j] = on ? 1 : 0;
+    n_closed_ = 0;
+    for (int i = 0; i < nct_; ++i)
+      if (closed_[i]) closed_idx_[n_closed_++] = i;
+  }
+  void open_all() {
+    for (int i = 0; i < nct_; ++i) closed_[i] = 0;
+    n_closed_ = 0;
+  }
+
+  // Gaps (m, >= 0 admissible) and normal velocities (m/s, < 0 approaching) of every contact at y.
+  void contact_state(const State& y, Eigen::VectorXd& gap, Eigen::VectorXd& vn) {
+    kinematics(y, work_);
+    for (int j = 0; j < nct_; ++j) {
+      const Contact& c = contacts_[j];
+      double g = -c.d0, v = 0.0;
+      for (int d = 0; d < dim_; ++d) {
+        g += c.n[d] * work_.r[c.off + d];
+        v += c.n[d] * work_.R.row(c.off + d).dot(y.tail(n_));
+      }
+      gap[j] = g;
+      vn[j] = v;
+    }
+  }
+
+  // Forces (N, > 0 pushing) of the closed contacts at y, into force[j] (others untouched).
+  void closed_forces(const State& y, Eigen::VectorXd& force) {
+    rhs(0.0, y, cdy_);
+    for (int a = 0; a < n_closed_; ++a) force[closed_idx_[a]] = cforce_[closed_idx_[a]];
+  }
+
+  // Impact: theta_dot += Mbar^-1 G^T P over the k contacts idx[0..k), the impulses P (N s, along
+  // the normals) from the mixed complementarity problem (contact_lcp.hpp)
+  //   w = G theta_dot+ + e_j min(G theta_dot-, 0) = D P + b,  D = G Mbar^-1 G^T,
+  //   w_a = 0 where eq[a] (closing contacts: bilateral), else w_a >= 0, P_a >= 0, w_a P_a = 0,
+  // i.e. Newton's law (G theta_dot)+ = -e (G theta_dot)- for the contacts that receive an impulse.
+  // Returns P in impulse[0..k) and the post-impact normal velocities in vn_after[0..k).
+  void apply_impulses(State& y, const std::vector<int>& idx, const std::vector<char>& eq,
+                      const Eigen::VectorXd& e, int k, Eigen::VectorXd& impulse, Eigen::VectorXd& vn_after) {
+    kinematics(y, work_);
+    if (!constant_mass_) {
+      work_.MR.noalias() = m_.asDiagonal() * work_.R;
+      work_.Mbar.noalias() = work_.R.transpose() * work_.MR;
+      work_.llt.compute(work_.Mbar);
+    }
+    for (int a = 0; a < k; ++a) {
+      contact_row(contacts_[idx[a]], work_);
+      cG_.row(a) = ctmp_.transpose();
+      const double vn = ctmp_.dot(y.tail(n_));
+      cb_[a] = vn + e[a] * std::min(vn, 0.0);
+      if (constant_mass_) mass_llt_.solveInPlace(ctmp_);
+      else work_.llt.solveInPlace(ctmp_);
+      cY_.col(a) = ctmp_;
+    }
+    cD_.topLeftCorner(k, k).noalias() = cG_.topRows(k) * cY_.leftCols(k);
+    lcp_.solve(cD_, cb_, eq, k, impulse);
+    for (int a = 0; a < k; ++a) y.tail(n_) += impulse[a] * cY_.col(a);
+    for (int a = 0; a < k; ++a) vn_after[a] = cG_.row(a).dot(y.tail(n_));
+  }
+
  private:
   const JointTree& tree_;
   int n_, dim_;
@@ -152,6 +279,18 @@ class MinimalOde {
   bool constant_mass_ = false;
   Eigen::LLT<MatN> mass_llt_;  // R^T M R when constant
   double inv_mass_ = 0.0;      // its inverse when N == 1
+
+  // Contacts: all storage sized at setup; the right-hand side's scratch is mutable (rhs is const).
+  int nct_ = 0;
+  std::vector<Contact> contacts_;
+  std::vector<char> closed_;
+  std::vector<int> closed_idx_;
+  int n_closed_ = 0;
+  mutable Eigen::MatrixXd cG_, cY_, cD_;  // G (k x n), Mbar^-1 G^T (n x k), G Mbar^-1 G^T
+  mutable Eigen::VectorXd cb_, cx_, cforce_;
+  mutable VecN ctmp_;
+  State cdy_;
+  mutable ContactLcp lcp_;
 };
 
 }  // namespace mbs::minimal
