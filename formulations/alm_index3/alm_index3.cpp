@@ -59,7 +59,7 @@
 
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
-#include "alm_index3/contact_lcp.hpp"
+#include "common/contact_lcp.hpp"
 #include "alm_index3/linearizer.hpp"
 
 namespace mbs::alm_index3 {

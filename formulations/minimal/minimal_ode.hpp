@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/natural_coordinates.hpp"
-#include "minimal/contact_lcp.hpp"
+#include "common/contact_lcp.hpp"
 #include "minimal/joint_tree.hpp"
 
 namespace mbs::minimal {

@@ -8,9 +8,6 @@
 // is unique, and for a semi-definite one the first consistent set is taken); above kMaxEnumerated
 // rows, or if round-off leaves no set consistent, projected Gauss-Seidel. All storage is sized at
 // construction; solve() allocates nothing.
-//
-// (minimal/contact_lcp.hpp holds the same solver in its own namespace: each plugin folder is
-// self-contained.)
 #pragma once
 
 #include <Eigen/Dense>
@@ -18,7 +15,7 @@
 #include <cmath>
 #include <vector>
 
-namespace mbs::alm_index3 {
+namespace mbs {
 
 class ContactLcp {
  public:
@@ -150,4 +147,4 @@ class ContactLcp {
   std::vector<int> rows_;
 };
 
-}  // namespace mbs::alm_index3
+}  // namespace mbs
