@@ -10,7 +10,7 @@ namespace mbs {
 
 namespace {
 std::string eigen_text(const Eigenvalue& e) {
-  if (!e.finite) return "inf";
+  if (!e.finite) return std::isnan(e.s.real()) ? "undetermined (0/0)" : "inf";
   return fmt::format("{: .10e} {:+.10e}i", e.s.real(), e.s.imag());
 }
 }  // namespace
@@ -62,9 +62,10 @@ std::string solution_text(const BenchReport& report, const CaseResult& row) {
   std::string out = fmt::format("# {}: linearization by {} about the equilibrium\n# coordinates: {}\n# rule: {}\n",
                                 p.name, row.formulation, l.coordinates, l.rule);
   out += fmt::format("# eigenvalue error (norm-2, true vs exact): {:.6e} 1/s\n", row.score.eigenvalue_error);
-  out += "# eigenvalues: real imag (1/s; 'inf' = infinite) judgement reason\n";
+  out += "# eigenvalues: real imag (1/s; 'inf' = infinite, 'nan' = undetermined 0/0) judgement reason\n";
   for (const Eigenvalue& e : l.eigenvalues)
-    out += fmt::format("{} {} {}\n", e.finite ? fmt::format("{: .16e} {: .16e}", e.s.real(), e.s.imag()) : "inf inf",
+    out += fmt::format("{} {} {}\n", e.finite ? fmt::format("{: .16e} {: .16e}", e.s.real(), e.s.imag())
+                                               : std::isnan(e.s.real()) ? "nan nan" : "inf inf",
                        e.is_true ? "true" : "spurious", e.why);
   for (const auto& [name, m] : l.terms) {
     out += fmt::format("# term {} ({} x {})\n", name, m.rows(), m.cols());

@@ -293,6 +293,9 @@ std::string to_csv(const BenchReport& report) {
 
 std::string to_markdown(const BenchReport& report) {
   const Problem& p = *report.problem;
+  if (p.analysis)  // no time integration: the linearization table, every eigenvalue and its judgement
+    return fmt::format("# {} — {}\n\nCreated {} ({}).\n\n```\n{}```\n", p.name, p.title, report.created, report.build,
+                       format_linearization_table(report));
   std::string out = fmt::format("# {} — {}\n\n", p.name, p.title);
   out += fmt::format("Rule: `{} < {:g}` at every step; objective: {}; end time {:g} s. Created {} ({}).\n\n",
                      p.rule.metric, p.rule.below, p.objective, p.run.end_time, report.created, report.build);
