@@ -125,14 +125,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
         lcp_D_(nct_, nct_), Y_(n_q_, nct_), q_s_(n_q_), v_s_(n_q_), a_s_(n_q_),
         lambda_s_(n_c_), sigma_(n_c_), lcp_(nct_) {
     m_ref_ = n_q_ > 0 ? M_.maxCoeff() : 1.0;
-    for (const PlaneContact& pc : model.contacts) {
-      Contact c;
-      c.off = dim_ * pc.point;
-      for (int d = 0; d < dim_; ++d) c.n[d] = pc.normal[d];
-      c.d0 = pc.normal.dot(pc.plane_point);
-      c.e = pc.restitution;
-      contacts_.push_back(c);
-    }
+    contacts_ = contact_rows(model);
     g_norm_ = model.gravity.size() > 0 ? model.gravity.norm() : 0.0;
     pi_tol_ = kReleaseForcePerWeight * m_ref_ * std::max(1.0, g_norm_);
     kappa_ = kImpactPenaltyPerMass * m_ref_;
@@ -593,12 +586,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   double m_ref_ = 1.0, alpha_ = 0.0, alpha_acc_ = 0.0, tol_q_ = 0.0;
 
   // Contacts (all storage sized at setup).
-  struct Contact {
-    int off = 0;                                  // first coordinate of the point
-    Eigen::Vector3d n = Eigen::Vector3d::Zero();  // unit normal (first dim components)
-    double d0 = 0.0;                              // gap = n . r - d0
-    double e = 0.0;                               // Newton's restitution
-  };
+  using Contact = ContactRow;
   int dim_;
   int nct_;                         // number of contacts (0: the plain path)
   std::vector<Contact> contacts_;

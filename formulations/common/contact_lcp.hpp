@@ -15,7 +15,31 @@
 #include <cmath>
 #include <vector>
 
+#include "core/model.hpp"
+
 namespace mbs {
+
+// A model's point-plane contact in the form the integration loops use: gap = n . r - d0, where r is
+// q.segment(off, dim).
+struct ContactRow {
+  int off = 0;                                  // first natural coordinate of the point
+  Eigen::Vector3d n = Eigen::Vector3d::Zero();  // unit normal (first dim components)
+  double d0 = 0.0;                              // n . plane point
+  double e = 0.0;                               // Newton's restitution
+};
+
+inline std::vector<ContactRow> contact_rows(const Model& model) {
+  std::vector<ContactRow> rows;
+  for (const PlaneContact& pc : model.contacts) {
+    ContactRow c;
+    c.off = model.dim * pc.point;
+    for (int d = 0; d < model.dim; ++d) c.n[d] = pc.normal[d];
+    c.d0 = pc.normal.dot(pc.plane_point);
+    c.e = pc.restitution;
+    rows.push_back(c);
+  }
+  return rows;
+}
 
 class ContactLcp {
  public:

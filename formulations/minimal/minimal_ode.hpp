@@ -32,14 +32,7 @@ class MinimalOde {
         work_(model.nq(), tree.ndof), mass_llt_(tree.ndof), nct_(static_cast<int>(model.contacts.size())),
         closed_(nct_, 0), closed_idx_(nct_, 0), cG_(nct_, n_), cY_(n_, nct_), cD_(nct_, nct_), cb_(nct_),
         cx_(nct_), cforce_(nct_), ctmp_(n_), cdy_(2 * n_), lcp_(nct_) {
-    for (const PlaneContact& pc : model.contacts) {
-      Contact c;
-      c.off = dim_ * pc.point;
-      for (int d = 0; d < dim_; ++d) c.n[d] = pc.normal[d];
-      c.d0 = pc.normal.dot(pc.plane_point);
-      c.e = pc.restitution;
-      contacts_.push_back(c);
-    }
+    contacts_ = contact_rows(model);
     // With every link hanging from ground (or free), R^T M R does not depend on theta:
     // each column of R is L du/dtheta with |du/dtheta| = 1, and distinct links touch distinct points.
     constant_mass_ = true;
@@ -68,12 +61,7 @@ class MinimalOde {
 
  private:
   static constexpr bool kFixed = N != Eigen::Dynamic && NQ != Eigen::Dynamic;
-  struct Contact {
-    int off = 0;                                   // first natural coordinate of the point
-    Eigen::Vector3d n = Eigen::Vector3d::Zero();   // unit normal (first dim components)
-    double d0 = 0.0;                               // n . plane point: gap = n . r - d0
-    double e = 0.0;                                // Newton's restitution
-  };
+  using Contact = ContactRow;
 
   struct Work {
     VecQ r, c;    // positions and convective accelerations of the points
