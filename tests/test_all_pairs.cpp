@@ -1,0 +1,53 @@
+// Every (problem, case) pair ends in a row with a status and, unless it passed, a reason: never a
+// crash. Each problem file in problems/ is run by every registered case at the case's loosest and
+// at a mid setting (no tuning: that is the regression tests' job), linearization problems through
+// their linearizer.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "run/bench_case.hpp"
+#include "run/linearization_case.hpp"
+#include "support/cases.hpp"
+
+namespace mbs {
+namespace {
+
+std::vector<std::string> problem_files() {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(MBS_SOURCE_DIR "/problems"))
+    if (e.path().extension() == ".yaml") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+TEST(AllPairs, EveryProblemAndCaseEndsInAStatusWithItsReason) {
+  const std::vector<std::string> files = problem_files();
+  ASSERT_EQ(files.size(), 5u);
+  for (const std::string& file : files) {
+    const Problem p = load_problem(file);
+    for (const testing::Case& c : testing::all_cases()) {
+      SCOPED_TRACE(p.name + " " + c.name());
+      if (p.analysis) {
+        Problem quick = p;
+        quick.analysis->repetitions = 10;
+        const CaseResult row = run_linearization_case(quick, *c.formulation);
+        EXPECT_TRUE(row.status == "pass" || row.status == "fail" || row.status == "unsupported" || row.status == "error");
+        EXPECT_TRUE(row.status == "pass" || !row.message.empty());
+        continue;
+      }
+      for (double setting : {c.info.loosest, std::sqrt(c.info.loosest * c.info.tightest) * 10}) {
+        CaseOptions o;
+        o.min_time_s = 1e-4;
+        (c.info.kind == SettingKind::kFixedStep ? o.step : o.tolerance) = setting;
+        const CaseResult row = run_case(p, *c.formulation, c.info, o);
+        EXPECT_TRUE(row.status == "pass" || row.status == "fail" || row.status == "unsupported" || row.status == "error")
+            << row.status;
+        EXPECT_TRUE(row.status == "pass" || !row.message.empty()) << row.status;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mbs
