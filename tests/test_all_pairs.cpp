@@ -37,6 +37,7 @@ TEST(AllPairs, EveryProblemAndCaseEndsInAStatusWithItsReason) {
         continue;
       }
       for (double setting : {c.info.loosest, std::sqrt(c.info.loosest * c.info.tightest) * 10}) {
+        const bool mid = setting != c.info.loosest;
         CaseOptions o;
         o.min_time_s = 1e-4;
         (c.info.kind == SettingKind::kFixedStep ? o.step : o.tolerance) = setting;
@@ -44,6 +45,8 @@ TEST(AllPairs, EveryProblemAndCaseEndsInAStatusWithItsReason) {
         EXPECT_TRUE(row.status == "pass" || row.status == "fail" || row.status == "unsupported" || row.status == "error")
             << row.status;
         EXPECT_TRUE(row.status == "pass" || !row.message.empty()) << row.status;
+        // At a moderate setting no solver may stop: an error there is a bug, not a coarse step.
+        if (mid) EXPECT_NE(row.status, "error") << row.message;
       }
     }
   }

@@ -45,8 +45,12 @@ reference: {kind: pendulum_linear, point: P, pivot: [0.0, 0.0, 0.0]}
 TEST(LinearizationHarness, EigenvalueErrorIsTheNorm2OverTrueEigenvalues) {
   const auto exact = exact_pendulum_eigenvalues(problem());
   auto ev = [](double re, double im, bool is_true, bool finite = true) { return Eigenvalue{{re, im}, finite, is_true, ""}; };
-  // Two true eigenvalues (theta, phi description): paired with the exact ones of their sign.
-  EXPECT_NEAR(eigenvalue_error({ev(0, kW + 3e-3, true), ev(4e-3, -kW, true), ev(0, 0, false, false)}, exact), 5e-3, 1e-15);
+  // Two true eigenvalues (theta, phi description), a conjugate pair off by 3e-3 + 4e-3 i each:
+  // paired with the exact ones of their sign, norm-2 of both differences.
+  EXPECT_NEAR(eigenvalue_error({ev(3e-3, kW + 4e-3, true), ev(3e-3, -kW - 4e-3, true), ev(0, 0, false, false)}, exact),
+              std::sqrt(2.0) * 5e-3, 1e-15);
+  // A true eigenvalue without its conjugate: the judgement split a pair, no score.
+  EXPECT_TRUE(std::isinf(eigenvalue_error({ev(0, kW, true), ev(0, -kW, false)}, exact)));
   // Spurious ones do not count, however large.
   EXPECT_NEAR(eigenvalue_error({ev(0, kW, true), ev(0, -kW, true), ev(0, 3e4, false), ev(0, -3e4, false)}, exact), 0.0, 1e-15);
   // No true eigenvalue, more true ones than exact, or an infinite one judged true: no score.

@@ -185,6 +185,8 @@ TEST(Loader, RigidBodyErrors) {
   EXPECT_EQ(error_of(replace(bar, "density: 1.0  ", "density: 7.8e6")),
             "bad.yaml:29:14: density of bar is 7800000 kg/m^3, denser than any material (osmium: 22.6e3); the unit is kg/m^3");
   EXPECT_EQ(error_of(replace(bar, "density: 1.0  ", "density: 0.0  ")), "bad.yaml:29:14: density of bar must be positive, got 0");
+  EXPECT_EQ(error_of(replace(bar, "box: [0.1, 0.1, 1.0]", "box: [1.0e-200, 0.1, 1.0]")),
+            "bad.yaml:28:12: box of bar gives mass 1e-201 kg and second moments 0, 8.33e-205, 8.33e-203 kg m^2: not representable");
   EXPECT_EQ(error_of(replace(bar, "box: [0.1, 0.1, 1.0]", "box: [0.1, -0.1, 1.0]")),
             "bad.yaml:28:18: box edges of bar must be positive, got -0.1");
   EXPECT_EQ(error_of(replace(bar, "b: {body: bar, at: [0.0, 0.05, 0.25]}", "b: {body: bar}")),
@@ -208,6 +210,14 @@ TEST(Loader, HingedBodyReferenceChecksItsAxis) {
             "bad.yaml:66:9: hinged_body_energy needs bar released from rest");
 }
 
+TEST(Loader, HingedBodyReleasedAtItsLowestPositionIsRejected) {
+  // Hanging straight down (angle 0, centroid below the pin): it would never pass the vertical.
+  const std::string down = replace(replace(bar_file(), "angle_deg: 30.0", "angle_deg: 0.0"),
+                                   "position: [-0.125, 0.0, -0.21650635094610965]", "position: [0.0, 0.0, -0.25]");
+  EXPECT_EQ(error_of(down), "bad.yaml:66:9: hinged_body_energy needs bar released off its lowest and highest positions (it "
+                            "would not swing through the vertical)");
+}
+
 TEST(Loader, ProjectionPlacesARigidBodyOnItsJoints) {
   LoadOptions o;
   o.project_initial_state = true;
@@ -217,7 +227,8 @@ TEST(Loader, ProjectionPlacesARigidBodyOnItsJoints) {
   Eigen::VectorXd phi(m.nc());
   nat.Phi(m.initial_q(), phi);
   EXPECT_LT(phi.cwiseAbs().maxCoeff(), 1e-12);
-  EXPECT_LT((m.bodies[0].R0.transpose() * m.bodies[0].R0 - Eigen::Matrix3d::Identity()).norm(), 1e-11);
+  EXPECT_LT((m.bodies[0].R0.transpose() * m.bodies[0].R0 - Eigen::Matrix3d::Identity()).norm(), 1e-15);  // re-orthonormalized
+  EXPECT_NEAR(m.bodies[0].R0.determinant(), 1.0, 1e-15);
 }
 
 }  // namespace

@@ -159,6 +159,10 @@ void read_rigid_body(const Reader& rd, const Frame& frame, const YAML::Node& b, 
   body.mass = body.density * body.size.prod();
   body.second_moments = body.mass * body.size.cwiseAbs2() / 12.0;
   body.length_scale = 0.5 * body.size.norm();
+  if (!std::isnormal(body.mass) || !body.second_moments.allFinite() || !(body.second_moments.array() > 0.0).all() ||
+      !std::isfinite(body.length_scale))
+    rd.fail(shape, fmt::format("box of {} gives mass {:.3g} kg and second moments {:.3g}, {:.3g}, {:.3g} kg m^2: not representable", name,
+                               body.mass, body.second_moments[0], body.second_moments[1], body.second_moments[2]));
   body.r0 = frame.point(rd.required(b, "position", "body " + name), "position of " + name);
   body.R0.setIdentity();
   if (const YAML::Node o = b["orientation"]) {  // the rotation taking the world axes onto the body axes
@@ -351,6 +355,9 @@ void check_initial_state(const Reader& rd, const JointMarks& marks, Model& model
         body.r0 = q.segment<3>(o);
         body.v0 = v.segment<3>(o);
         for (int a = 0; a < 3; ++a) body.R0.col(a) = q.segment<3>(o + 3 + 3 * a);
+        // Exactly orthonormal (the projection leaves ~1e-12): the nearest rotation, by polar decomposition.
+        const Eigen::JacobiSVD<Eigen::Matrix3d> svd(body.R0, Eigen::ComputeFullU | Eigen::ComputeFullV);
+        body.R0 = svd.matrixU() * svd.matrixV().transpose();
         body.omega0 = nat.angular_velocity(static_cast<int>(b), q, v);
       }
       return;
@@ -434,6 +441,10 @@ ReferenceSpec read_hinged_body_reference(const Reader& rd, const Frame& frame, c
   const Eigen::Vector3d arm = (body.r0 - r.pivot) - (body.r0 - r.pivot).dot(r.axis) * r.axis;
   if (g_perp.norm() == 0.0 || arm.norm() == 0.0)
     rd.fail(ref["kind"], "hinged_body_energy needs gravity across the axis and the centroid off the axis");
+  const double cos0 = arm.normalized().dot(g_perp.normalized());  // 1: hanging at the bottom, -1: at the top
+  if (cos0 >= 1.0 - 1e-12 || cos0 <= -1.0 + 1e-12)
+    rd.fail(ref["kind"], fmt::format("hinged_body_energy needs {} released off its lowest and highest positions (it would not "
+                                     "swing through the vertical)", name));
   return r;
 }
 

@@ -34,8 +34,8 @@ std::string format_linearization_table(const BenchReport& report) {
       for (const Eigenvalue& e : l->eigenvalues) n_true += e.is_true;
     rows.push_back({r.formulation, l ? std::to_string(l->eigenvalues.size()) : "-",
                     l ? std::to_string(n_true) : "-", l ? fmt::format("{:.3e}", r.score.eigenvalue_error) : "-",
-                    r.timing ? fmt::format("{:.3f} ms", r.timing->median_s * 1e3) : "-",
-                    std::isfinite(r.normalized_time) ? fmt::format("{:.3f}", r.normalized_time / p.analysis->repetitions) : "-",
+                    r.timing ? fmt::format("{:.3f} ms", r.timing->median_s * p.analysis->repetitions * 1e3) : "-",
+                    std::isfinite(r.normalized_time) ? fmt::format("{:.3f}", r.normalized_time) : "-",
                     r.status});
   }
   std::vector<size_t> width(rows[0].size(), 0);

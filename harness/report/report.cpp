@@ -96,7 +96,8 @@ std::string format_table(const BenchReport& report) {
 std::string format_impacts(const BenchReport& report) {
   const Problem& p = *report.problem;
   if (p.model.contacts.empty()) return "";
-  std::string out = fmt::format("\nimpacts (t s, contact, normal velocity before -> after m/s, total energy after J, datum {:g} J)\n",
+  std::string out = fmt::format("\nimpacts (t s of the first state after, contact, normal velocity at the reported states before -> after m/s, "
+                                "total energy after J, datum {:g} J)\n",
                                 p.energy_datum);
   for (const CaseResult& r : report.rows) {
     if (!r.score.completed) continue;

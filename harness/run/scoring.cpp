@@ -81,9 +81,12 @@ void ScoringObserver::on_step(double t, const Eigen::VectorXd& q, const Eigen::V
     // At the wall after the step: |gap| within what one step of the faster of the two velocities
     // moves (a turning point inside or away from the wall is not an impact).
     if (!first_ && vn_prev_[i] < 0.0 && vn > 0.0 && std::abs(g) <= std::max(vn, -vn_prev_[i]) * (t - t_last_) + 1e-12) {
-      if (vn - vn_prev_[i] > kImpactJump) impacts_.push_back({t, static_cast<int>(i), vn_prev_[i], vn, e - problem_.energy_datum});
-      else ++micro_;
-      impact = true;
+      if (vn - vn_prev_[i] > kImpactJump) {
+        impacts_.push_back({t, static_cast<int>(i), vn_prev_[i], vn, e - problem_.energy_datum});
+        impact = true;  // micro-impacts do not reset the reference: their losses are tiny, drift is not
+      } else {
+        ++micro_;
+      }
     }
     vn_prev_[i] = vn;
   }

@@ -34,7 +34,8 @@ struct CheckValue {
 struct Impact {
   double t = 0.0;               // s, time of the first state after the impact
   int contact = 0;              // index into Model::contacts
-  double vn_before = 0.0;       // m/s, normal velocity at the state before (< 0)
+  double vn_before = 0.0;       // m/s, normal velocity at the last reported state before (< 0; up to a
+                                // step of acceleration away from the instant of impact)
   double vn_after = 0.0;        // m/s, at the state after (> 0)
   double energy_after = 0.0;    // J, total energy (problem's datum) at the state after
 };
