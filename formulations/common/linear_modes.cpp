@@ -462,7 +462,9 @@ NaturalEquilibrium::NaturalEquilibrium(const Model& model)
   factor();  // rank and independent rows are known at setup
   Gr_.resize(rank_, nat_.nq());
   S_.resize(rank_, rank_);
-  llt_ = Eigen::LLT<Eigen::MatrixXd>(rank_);
+  // Sized by a first factorization: LLT(size) leaves its info member uninitialized, and assigning
+  // it reads that (UBSan: invalid enum value).
+  llt_.compute(Eigen::MatrixXd::Identity(rank_, rank_));
   rhs_.resize(rank_);
   lambda_r_.resize(rank_);
   setup_rank_ = rank_;
