@@ -65,11 +65,7 @@ class AlmLinearizer final : public Linearizer {
 
 }  // namespace
 
-std::string linearizer_unsupported_reason(const Model& model) {
-  if (model.nq() == 0) return "the model has no bodies";
-  if (!model.contacts.empty()) return "unilateral contacts are not linearized";
-  return "";
-}
+std::string linearizer_unsupported_reason(const Model& model) { return natural_linearization_unsupported_reason(model); }
 
 std::unique_ptr<Linearizer> make_linearizer(const Model& model, double alpha_per_mass) {
   if (const std::string why = linearizer_unsupported_reason(model); !why.empty()) throw SolverError("alm-index3: " + why);

@@ -178,6 +178,14 @@ class LinearModes {
 };
 
 // Static equilibrium of a model in natural coordinates at its initial configuration q0.
+// Why a natural-coordinate linearizer cannot take this model (empty when it can): shared by the
+// formulations that linearize in natural coordinates.
+inline std::string natural_linearization_unsupported_reason(const Model& model) {
+  if (model.nq() == 0) return "the model has no bodies";
+  if (!model.contacts.empty()) return "unilateral contacts are not linearized";
+  return "";
+}
+
 class NaturalEquilibrium {
  public:
   // Relative residual |Q - Phi_q^T lambda0| / |Q| above which q0 is not an equilibrium. A

@@ -70,11 +70,7 @@ class IdaLinearizer final : public Linearizer {
 
 }  // namespace
 
-std::string linearizer_unsupported_reason(const Model& model) {
-  if (model.nq() == 0) return "the model has no bodies";
-  if (!model.contacts.empty()) return "unilateral contacts are not linearized";
-  return "";
-}
+std::string linearizer_unsupported_reason(const Model& model) { return natural_linearization_unsupported_reason(model); }
 
 std::unique_ptr<Linearizer> make_linearizer(const Model& model) {
   if (const std::string why = linearizer_unsupported_reason(model); !why.empty()) throw SolverError("ida-index3: " + why);
