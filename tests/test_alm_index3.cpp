@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/formulation.hpp"
+#include "elements/rod.hpp"
 #include "core/natural_coordinates.hpp"
 #include "problem/problem.hpp"
 #include "reference/simple_pendulum.hpp"
@@ -101,7 +102,7 @@ TEST_F(AlmIndex3Pendulum, RunIsRepeatable) {
 Model spatial_double_pendulum(bool redundant) {
   // B moves with A at first, so the initial velocities satisfy both rods.
   Model m = testing::chain_model(3, {{1.0, {1.0, 0.0, 0.0}, {0.0, 0.0, 0.5}}, {0.5, {1.0, -0.6, 0.8}, {0.0, 0.0, 0.5}}});
-  if (redundant) m.rods.push_back(Rod{"r2bis", 0, 1, Eigen::VectorXd(), 1.0});
+  if (redundant) m.elements.push_back(std::make_shared<Rod>("r2bis", 0, 1, Eigen::VectorXd(), 1.0));
   return m;
 }
 

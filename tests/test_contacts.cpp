@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "core/formulation.hpp"
+#include "elements/plane_contact.hpp"
+#include "elements/rod.hpp"
 #include "core/natural_coordinates.hpp"
 #include "problem/problem.hpp"
 #include "support/alloc_counter.hpp"
@@ -34,9 +36,9 @@ class ContactLog final : public StepObserver {
     r.q = q;
     r.v = v;
     r.energy = nat_.energy(q, v);
-    for (const PlaneContact& c : model_->contacts) {
-      r.gap.push_back(model_->gap(c, q));
-      r.vn.push_back(model_->normal_velocity(c, v));
+    for (const PlaneContact* c : plane_contacts(*model_)) {
+      r.gap.push_back(c->gap(*model_, q));
+      r.vn.push_back(c->normal_velocity(*model_, v));
     }
     rows.push_back(std::move(r));
   }
@@ -57,7 +59,7 @@ class ContactLog final : public StepObserver {
   // Impacts of any contact, in time order.
   std::vector<int> all_impacts() const {
     std::vector<int> out;
-    for (size_t c = 0; c < model_->contacts.size(); ++c) {
+    for (size_t c = 0; c < plane_contacts(*model_).size(); ++c) {
       const std::vector<int> ic = impacts(static_cast<int>(c));
       out.insert(out.end(), ic.begin(), ic.end());
     }
@@ -104,7 +106,7 @@ Model falling_point(double e) {
   m.basis = Eigen::Matrix3d::Identity().leftCols(2);
   m.gravity = Eigen::Vector2d(0.0, -kG);
   m.points.push_back({"ball", 1.0, Eigen::Vector2d(0.3, 1.0), Eigen::Vector2d(0.2, 0.0)});
-  m.contacts.push_back({"floor", 0, Eigen::Vector2d::Zero(), Eigen::Vector2d(0.0, 1.0), e});
+  m.elements.push_back(std::make_shared<PlaneContact>("floor", 0, Eigen::Vector2d::Zero(), Eigen::Vector2d(0.0, 1.0), e));
   return m;
 }
 
@@ -172,8 +174,8 @@ Model wall_pendulum(double e) {
   m.gravity = Eigen::Vector2d(0.0, -kG);
   const double th = kPi / 3.0;
   m.points.push_back({"bob", 1.0, Eigen::Vector2d(std::sin(th), -std::cos(th)), Eigen::Vector2d::Zero()});
-  m.rods.push_back({"rod", kGround, 0, Eigen::Vector2d::Zero(), 1.0});
-  m.contacts.push_back({"wall", 0, Eigen::Vector2d::Zero(), Eigen::Vector2d(1.0, 0.0), e});
+  m.elements.push_back(std::make_shared<Rod>("rod", kGround, 0, Eigen::Vector2d::Zero(), 1.0));
+  m.elements.push_back(std::make_shared<PlaneContact>("wall", 0, Eigen::Vector2d::Zero(), Eigen::Vector2d(1.0, 0.0), e));
   return m;
 }
 
@@ -233,10 +235,10 @@ Model double_pendulum_wall_model() {
   const Eigen::Vector2d x2 = x1 + Eigen::Vector2d(std::sin(kPi / 5.0), -std::cos(kPi / 5.0));
   m.points.push_back({"upper", 1.0, x1, Eigen::Vector2d::Zero()});
   m.points.push_back({"lower", 1.0, x2, Eigen::Vector2d::Zero()});
-  m.rods.push_back({"rod1", kGround, 0, Eigen::Vector2d(0.0, 2.0), 1.0});
-  m.rods.push_back({"rod2", 0, 1, Eigen::VectorXd(), 1.0});
-  m.contacts.push_back({"wall_upper", 0, Eigen::Vector2d::Zero(), Eigen::Vector2d(1.0, 0.0), 0.1});
-  m.contacts.push_back({"wall_lower", 1, Eigen::Vector2d::Zero(), Eigen::Vector2d(1.0, 0.0), 0.1});
+  m.elements.push_back(std::make_shared<Rod>("rod1", kGround, 0, Eigen::Vector2d(0.0, 2.0), 1.0));
+  m.elements.push_back(std::make_shared<Rod>("rod2", 0, 1, Eigen::VectorXd(), 1.0));
+  m.elements.push_back(std::make_shared<PlaneContact>("wall_upper", 0, Eigen::Vector2d::Zero(), Eigen::Vector2d(1.0, 0.0), 0.1));
+  m.elements.push_back(std::make_shared<PlaneContact>("wall_lower", 1, Eigen::Vector2d::Zero(), Eigen::Vector2d(1.0, 0.0), 0.1));
   return m;
 }
 
@@ -245,7 +247,7 @@ Model double_pendulum_wall() {
     Problem p = load_problem(MBS_SOURCE_DIR "/problems/double_pendulum_wall.yaml");
     const Model built = double_pendulum_wall_model();
     // The file and the spec describe the same mechanism.
-    EXPECT_EQ(p.model.contacts.size(), 2u);
+    EXPECT_EQ(plane_contacts(p.model).size(), 2u);
     EXPECT_LT((p.model.initial_q() - built.initial_q()).norm(), 1e-12);
     return p.model;
   } catch (const ProblemError& err) {
@@ -360,9 +362,16 @@ INSTANTIATE_TEST_SUITE_P(Cases, DoublePendulumWallCase,
 // bit (the contact paths only add checks until something touches).
 TEST(Contacts, UntouchedPlaneChangesNothing) {
   Model with = wall_pendulum(0.5);
-  with.contacts[0].plane_point = Eigen::Vector2d(-2.0, 0.0);  // a wall the bob never reaches
+  for (auto& e : with.elements)
+    if (const auto* c = dynamic_cast<const PlaneContact*>(e.get())) {
+      auto moved = std::make_shared<PlaneContact>(*c);
+      moved->plane_point = Eigen::Vector2d(-2.0, 0.0);  // a wall the bob never reaches
+      e = moved;
+    }
   Model without = with;
-  without.contacts.clear();
+  without.elements.erase(std::remove_if(without.elements.begin(), without.elements.end(),
+                                        [](const auto& e) { return e->role() == ElementRole::kContact; }),
+                         without.elements.end());
   for (const Setting& s : {Setting{"minimal", "rk4", 1e-2}, Setting{"minimal", "dopri5", 1e-7},
                            Setting{"alm-index3", "trapezoidal", 1e-2}}) {
     auto a = create(with, s), b = create(without, s);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/formulation.hpp"
+#include "elements/rod.hpp"
 #include "report/report.hpp"
 #include "run/bench_case.hpp"
 
@@ -77,9 +78,9 @@ TEST(Failures, TimeBudgetExceeded) {
 TEST(Failures, UnsupportedModelGivesItsReason) {
   Problem p = pendulum();
   // A closed loop (two rods to the same point) has no joint-coordinate tree.
-  Rod second = p.model.rods[0];
-  second.name = "rod2";
-  p.model.rods.push_back(second);
+  auto second = std::make_shared<Rod>(*p.model.elements_of<Rod>()[0]);
+  second->name = "rod2";
+  p.model.elements.push_back(second);
   const CaseResult r = run(p, "minimal", "rk4", {});
   EXPECT_EQ(r.status, "unsupported");
   EXPECT_EQ(r.message, "closed loop at point P1: joint coordinates need a tree");

@@ -103,7 +103,7 @@ TEST(IdaIndex3, RedundantConstraintIsRemovedAndTheMotionIsUnchanged) {
   Model single = problem.model;
   single.points[0].r0 << 0.6, -0.8;  // off horizontal, so the rod tension is not zero
   Model model = single;
-  model.rods.push_back(model.rods[0]);
+  model.elements.push_back(model.elements[0]);
   ida_index3::Index3Dae dae(model);
   EXPECT_EQ(dae.dropped_constraints(), 1);
   EXPECT_EQ(dae.nc(), 1);

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "common/linear_modes.hpp"
+#include "elements/rod.hpp"
 #include "core/formulation.hpp"
 #include "core/linearization.hpp"
 #include "support/models.hpp"
@@ -56,8 +57,8 @@ Model pendulum_3d(Eigen::Vector3d r = Eigen::Vector3d(0, 0, -1), bool duplicate_
   m.basis = Eigen::Matrix3d::Identity();
   m.gravity = Eigen::Vector3d(0, 0, -kG);
   m.points.push_back({"P", 1.0, r, Eigen::VectorXd::Zero(3)});
-  m.rods.push_back({"OP", kGround, 0, Eigen::VectorXd::Zero(3), 1.0});
-  if (duplicate_rod) m.rods.push_back({"OP2", kGround, 0, Eigen::VectorXd::Zero(3), 1.0});
+  m.elements.push_back(std::make_shared<Rod>("OP", kGround, 0, Eigen::VectorXd::Zero(3), 1.0));
+  if (duplicate_rod) m.elements.push_back(std::make_shared<Rod>("OP2", kGround, 0, Eigen::VectorXd::Zero(3), 1.0));
   return m;
 }
 
@@ -277,9 +278,9 @@ Model four_bar() {
   m.gravity = Eigen::Vector2d(0, -kG);
   m.points.push_back({"A", 1.0, Eigen::Vector2d(-0.5, -1.0), Eigen::VectorXd::Zero(2)});
   m.points.push_back({"B", 1.0, Eigen::Vector2d(0.5, -1.0), Eigen::VectorXd::Zero(2)});
-  m.rods.push_back({"O1A", kGround, 0, Eigen::Vector2d(-1.0, 0.0), std::sqrt(1.25)});
-  m.rods.push_back({"O2B", kGround, 1, Eigen::Vector2d(1.0, 0.0), std::sqrt(1.25)});
-  m.rods.push_back({"AB", 0, 1, Eigen::VectorXd(), 1.0});
+  m.elements.push_back(std::make_shared<Rod>("O1A", kGround, 0, Eigen::Vector2d(-1.0, 0.0), std::sqrt(1.25)));
+  m.elements.push_back(std::make_shared<Rod>("O2B", kGround, 1, Eigen::Vector2d(1.0, 0.0), std::sqrt(1.25)));
+  m.elements.push_back(std::make_shared<Rod>("AB", 0, 1, Eigen::VectorXd(), 1.0));
   return m;
 }
 

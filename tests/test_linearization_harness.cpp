@@ -80,7 +80,7 @@ class StandIn final : public Formulation {
   std::string name() const override { return "stand-in"; }
   std::string description() const override { return "test"; }
   std::vector<IntegratorInfo> integrators() const override { return {}; }
-  std::string unsupported_reason(const Model&) const override { return ""; }
+  Accepts accepts() const override { return {{ElementRole::kJoint}, {}}; }
   std::unique_ptr<Simulator> create(const Model&, const std::string&, double) const override { return nullptr; }
   std::string linearization_unsupported_reason(const Model&) const override { return why_; }
   std::unique_ptr<Linearizer> create_linearizer(const Model&) const override {

@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "core/natural_coordinates.hpp"
+#include "elements/rod.hpp"
 #include "problem/problem.hpp"
 
 namespace mbs {
@@ -50,10 +51,11 @@ TEST(Loader, PlanarPendulumFileBuildsTheModel) {
   EXPECT_EQ(p.name, "planar_pendulum");
   EXPECT_EQ(p.model.dim, 2);
   ASSERT_EQ(p.model.points.size(), 1u);
-  ASSERT_EQ(p.model.rods.size(), 1u);
+  const auto rods = p.model.elements_of<Rod>();
+  ASSERT_EQ(rods.size(), 1u);
   EXPECT_DOUBLE_EQ(p.model.points[0].mass, 1.0);
-  EXPECT_DOUBLE_EQ(p.model.rods[0].length, 1.0);
-  EXPECT_EQ(p.model.rods[0].a, kGround);
+  EXPECT_DOUBLE_EQ(rods[0]->length, 1.0);
+  EXPECT_TRUE(rods[0]->a.is_ground());
   EXPECT_DOUBLE_EQ(p.model.gravity[1], -9.81);
   EXPECT_DOUBLE_EQ(p.model.points[0].r0[0], -1.0);
   EXPECT_DOUBLE_EQ(p.run.end_time, 10.0);
@@ -192,7 +194,7 @@ TEST(Loader, RigidBodyErrors) {
   EXPECT_EQ(error_of(replace(bar, "b: {body: bar, at: [0.0, 0.05, 0.25]}", "b: {body: bar}")),
             "bad.yaml:39:8: missing required key 'at' in end 'b' of joint pin_front (a point on rigid body bar, body frame, m)");
   EXPECT_EQ(error_of(replace(bar, "kind: spherical\n    a: {ground: [0.0, 0.05", "kind: rod\n    a: {ground: [0.0, 0.05")),
-            "bad.yaml:39:15: rods join point masses; attach rigid body bar with a spherical joint");
+            "bad.yaml:66:9: hinged_body_energy needs a spatial model of one rigid body and its spherical joints to the ground");
   // The pin moved 1 mm off the bar's point: the initial state violates the joint, by how much.
   EXPECT_EQ(error_of(replace(bar, "a: {ground: [0.0, 0.05, 0.0]}", "a: {ground: [0.001, 0.05, 0.0]}")),
             "bad.yaml:36:5: initial state violates joint pin_front by 0.001 m (constraint row 0; fix the positions, or run "

@@ -7,6 +7,8 @@
 #include <string>
 
 #include "core/formulation.hpp"
+#include "elements/plane_contact.hpp"
+#include "elements/rod.hpp"
 #include "core/natural_coordinates.hpp"
 #include "partitioned/partition.hpp"
 #include "partitioned/partitioned.hpp"
@@ -51,7 +53,7 @@ Monitor run(const Model& model, const std::string& integrator, double setting, d
 Model four_bar() {
   Model m = testing::chain_model(2, {{1.0, {0.3, 0.9, 0.0}}, {0.5, {1.6, 1.1, 0.0}}});
   const Eigen::Vector2d O2(2.0, 0.0);
-  m.rods.push_back({"rocker", kGround, 1, O2, (m.points[1].r0 - O2).norm()});
+  m.elements.push_back(std::make_shared<Rod>("rocker", kGround, 1, O2, (m.points[1].r0 - O2).norm()));
   return m;
 }
 
@@ -134,7 +136,7 @@ TEST(Partitioned, DuplicatedRodGivesTheMotionOfTheSingleRod) {
   // same arithmetic on the kept rows), for every integrator.
   const Model single = testing::chain_model(2, {{1.0, {0.6, -0.8, 0.0}}, {0.5, {1.3, -0.4, 0.0}}});
   Model redundant = single;
-  redundant.rods.push_back(redundant.rods[1]);
+  redundant.elements.push_back(redundant.elements[1]);
   ASSERT_EQ(formulation().unsupported_reason(redundant), "");
   for (const char* integrator : {"rk4", "dopri5", "fehlberg8"}) {
     const double setting = std::string(integrator) == "rk4" ? 1e-3 : 1e-9;
@@ -248,7 +250,7 @@ TEST(Partitioned, FreePointWithoutConstraintsFallsOnItsParabola) {
   // No rods: rank 0, every coordinate independent. The motion is quadratic in t, which RK4
   // integrates exactly, so only round-off is left.
   Model model = pendulum().model;
-  model.rods.clear();
+  model.elements.clear();
   model.points[0].v0 << 1.0, 2.0;
   EXPECT_EQ(formulation().unsupported_reason(model), "");
   const double t_end = 1.0, g = 9.81;
@@ -267,7 +269,7 @@ TEST(Partitioned, RefusesBadSettingsAndReportsNewtonFailure) {
   EXPECT_THROW(formulation().create(model, "trapezoidal", 1e-3), SolverError);
   // Contacts are not constraints of NaturalCoordinates (impacts need events): said so, not run.
   Model wall = model;
-  wall.contacts.push_back({"wall", 0, Eigen::Vector2d(0.0, -2.0), Eigen::Vector2d(0.0, 1.0), 0.5});
+  wall.elements.push_back(std::make_shared<PlaneContact>("wall", 0, Eigen::Vector2d(0.0, -2.0), Eigen::Vector2d(0.0, 1.0), 0.5));
   EXPECT_NE(formulation().unsupported_reason(wall).find("contacts"), std::string::npos);
   // A step of 1 s on a 2.4 s period throws a stage's independent coordinate off the circle
   // (|y| > L): no q_d satisfies the rod, and Newton-Raphson says so.
@@ -288,7 +290,7 @@ TEST(Partitioned, DoublePendulumAndDynamicSizePathsAllocateNothing) {
   // redundant four-bar on the dynamic-size path.
   const Model double_pendulum = testing::chain_model(2, {{1.0, {1.0, 0.0, 0.0}}, {0.5, {1.7, 0.0, 0.0}}});
   Model redundant = four_bar();
-  redundant.rods.push_back(redundant.rods[1]);
+  redundant.elements.push_back(redundant.elements[1]);
   for (const Model& model : {double_pendulum, four_bar(), redundant}) {
     for (const char* integrator : {"rk4", "dopri5", "fehlberg8"}) {
       auto sim = formulation().create(model, integrator, std::string(integrator) == "rk4" ? 1e-3 : 1e-8);

@@ -51,7 +51,7 @@ class Scripted final : public Formulation {
     return kind_ == SettingKind::kFixedStep ? IntegratorInfo{"fixed", kind_, 0.5, 1e-4, ""}
                                             : IntegratorInfo{"adaptive", kind_, 1e-2, 1e-10, ""};
   }
-  std::string unsupported_reason(const Model&) const override { return ""; }
+  Accepts accepts() const override { return {{ElementRole::kJoint}, {}}; }
   std::unique_ptr<Simulator> create(const Model& m, const std::string&, double s) const override {
     return std::make_unique<ScriptedSimulator>(m, drift_(s));
   }

@@ -57,6 +57,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/length_scale.hpp"
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
 #include "common/contact_lcp.hpp"
@@ -120,7 +121,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
         q0_(model.initial_q()), v0_(model.initial_v()), q_(n_q_), v_(n_q_), a_(n_q_), q_n_(n_q_), v_n_(n_q_),
         a_n_(n_q_), c_(n_q_), f_(n_q_), dq_(n_q_), w_(n_q_), Phi_(n_c_), lambda_(n_c_), mu_(n_c_), r_(n_c_),
         gamma_(n_c_), Phi_q_(n_c_, n_q_), T_(n_q_, n_q_), ldlt_(n_q_), dim_(model.dim),
-        nct_(static_cast<int>(model.contacts.size())), closed_(nct_, 0), in_set_(nct_, 0), active_(nct_, 0),
+        nct_(static_cast<int>(plane_contacts(model).size())), closed_(nct_, 0), in_set_(nct_, 0), active_(nct_, 0),
         set_(nct_, 0), lcp_eq_(nct_, 0), pi_(nct_), pi_s_(nct_), vn_(nct_), lcp_b_(nct_), lcp_x_(nct_),
         lcp_D_(nct_, nct_), Y_(n_q_, nct_), q_s_(n_q_), v_s_(n_q_), a_s_(n_q_),
         lambda_s_(n_c_), sigma_(n_c_), lcp_(nct_) {
@@ -129,9 +130,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     g_norm_ = model.gravity.size() > 0 ? model.gravity.norm() : 0.0;
     pi_tol_ = kReleaseForcePerWeight * m_ref_ * std::max(1.0, g_norm_);
     kappa_ = kImpactPenaltyPerMass * m_ref_;
-    double length = 0.0;
-    for (const Rod& rod : model.rods) length = std::max(length, rod.length);
-    for (const RigidBody& body : model.bodies) length = std::max(length, body.length_scale);
+    const double length = max_model_length(model);
     tol_q_ = kNewtonTol * (length > 0.0 ? length : 1.0);
     alpha_acc_ = kAccelerationAlphaPerMass * m_ref_;
   }
@@ -623,9 +622,7 @@ class AlmIndex3 final : public Formulation {
     return {{"trapezoidal", SettingKind::kFixedStep, 0.05, 1e-5,
              "trapezoidal rule, Newton-Raphson, mass-orthogonal projections"}};
   }
-  std::string unsupported_reason(const Model& model) const override {
-    return model.nq() == 0 ? "the model has no bodies" : "";
-  }
+  Accepts accepts() const override { return {{ElementRole::kJoint, ElementRole::kContact}, {}}; }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
     if (integrator != "trapezoidal")
       throw SolverError(fmt::format("alm-index3: unknown integrator '{}' (known: trapezoidal)", integrator));

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/model.hpp"
+#include "elements/plane_contact.hpp"
 
 namespace mbs {
 
@@ -30,7 +31,8 @@ struct ContactRow {
 
 inline std::vector<ContactRow> contact_rows(const Model& model) {
   std::vector<ContactRow> rows;
-  for (const PlaneContact& pc : model.contacts) {
+  for (const PlaneContact* pcp : plane_contacts(model)) {
+    const PlaneContact& pc = *pcp;
     ContactRow c;
     c.off = model.dim * pc.point;
     for (int d = 0; d < model.dim; ++d) c.n[d] = pc.normal[d];

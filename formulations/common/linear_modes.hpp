@@ -182,7 +182,7 @@ class LinearModes {
 // formulations that linearize in natural coordinates.
 inline std::string natural_linearization_unsupported_reason(const Model& model) {
   if (model.nq() == 0) return "the model has no bodies";
-  if (!model.contacts.empty()) return "unilateral contacts are not linearized";
+  if (model.has_role(ElementRole::kContact)) return "unilateral contacts are not linearized";
   return "";
 }
 

@@ -36,6 +36,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "common/length_scale.hpp"
 #include "core/formulation.hpp"
 #include "ida_index3/ida_residual.hpp"
 #include "ida_index3/linearizer.hpp"
@@ -195,9 +196,7 @@ class IdaSimulator final : public Simulator {
  public:
   IdaSimulator(const Model& model, double rtol, ErrorTest error_test)
       : Simulator(model), dae_(model), n_(dae_.size()), rtol_(rtol) {
-    double length = std::numeric_limits<double>::infinity();
-    for (const Rod& rod : model.rods) length = std::min(length, rod.length);
-    for (const RigidBody& body : model.bodies) length = std::min(length, body.length_scale);
+    const double length = min_model_length(model);
     atol_ = rtol_ * (std::isfinite(length) ? length : 1.0);
     m_min_ = dae_.nat().M_diag().minCoeff();
 
@@ -382,11 +381,7 @@ class IdaIndex3 final : public Formulation {
     return {{"bdf", SettingKind::kTolerance, 1e-3, 1e-13,
              "SUNDIALS IDA, variable-order BDF, index 3, v and lambda out of the error test"}};
   }
-  std::string unsupported_reason(const Model& model) const override {
-    if (model.nq() == 0) return "the model has no bodies";
-    if (!model.contacts.empty()) return "contacts need event detection and an impact law, not implemented with IDA";
-    return "";
-  }
+  Accepts accepts() const override { return {{ElementRole::kJoint}, {}}; }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
     if (integrator != "bdf") throw SolverError(fmt::format("ida-index3: unknown integrator '{}'", integrator));
     return make_simulator(model, setting);

@@ -6,15 +6,18 @@
 #include <vector>
 
 #include "common/explicit_rk.hpp"
+#include "elements/spherical.hpp"
 
 namespace mbs::minimal {
 
 std::string build_hinge(const Model& model, Hinge& hinge) {
-  if (model.bodies.size() != 1 || !model.points.empty() || !model.rods.empty() || !model.contacts.empty())
-    return "rigid bodies in joint coordinates: only a single body hinged to the ground (no other bodies or joints)";
+  const auto sphericals = model.elements_of<SphericalJoint>();
+  if (model.dim != 3 || model.bodies.size() != 1 || !model.points.empty() || sphericals.size() != model.elements.size())
+    return "rigid bodies in joint coordinates: only a single spatial body hinged to the ground by spherical joints (no other bodies or elements)";
   const RigidBody& body = model.bodies[0];
   std::vector<Eigen::Vector3d> pins;  // ground points, distinct
-  for (const SphericalJoint& j : model.sphericals) {
+  for (const SphericalJoint* jp : sphericals) {
+    const SphericalJoint& j = *jp;
     const Anchor& g = j.a.body < 0 && j.a.point == kGround ? j.a : j.b;
     const Anchor& b = &g == &j.a ? j.b : j.a;
     if (g.body >= 0 || g.point != kGround || b.body != 0)
@@ -33,7 +36,7 @@ std::string build_hinge(const Model& model, Hinge& hinge) {
       return "the body's spherical joints are not collinear: it is not a hinge";
   }
   const Eigen::Vector3d& a = hinge.axis;
-  const Eigen::Vector3d arm = body.r0 - hinge.pivot, arm_perp = arm - arm.dot(a) * a;
+  const Eigen::Vector3d r0 = body.r0, arm = r0 - hinge.pivot, arm_perp = arm - arm.dot(a) * a;
   const Eigen::Vector3d a_body = body.R0.transpose() * a;
   hinge.I_axis = a_body.dot(body.principal_inertia().asDiagonal() * a_body) + body.mass * arm_perp.squaredNorm();
   const Eigen::Vector3d mg = body.mass * model.gravity;

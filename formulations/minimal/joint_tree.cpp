@@ -2,18 +2,33 @@
 
 #include <fmt/format.h>
 
+#include "elements/rod.hpp"
+#include "elements/spherical.hpp"
+
 namespace mbs::minimal {
+
+std::string point_rods(const Model& model, std::vector<PointRod>& rods) {
+  rods.clear();
+  for (const Rod* rod : model.elements_of<Rod>()) {
+    if (rod->a.body >= 0 || rod->b.body >= 0)
+      return fmt::format("rod {} ends on a rigid body: joint coordinates take rods between point masses", rod->name);
+    rods.push_back({rod->name, rod->a.point, rod->b.point, rod->a.is_ground() ? rod->a.at : Eigen::VectorXd(), rod->length});
+  }
+  return "";
+}
 
 std::string build_joint_tree(const Model& model, JointTree& tree) {
   tree = JointTree{};
   if (!model.bodies.empty()) return "rigid bodies are not yet described in joint coordinates";
-  if (!model.sphericals.empty()) return "spherical joints are not yet described in joint coordinates";
+  if (!model.elements_of<SphericalJoint>().empty()) return "spherical joints are not yet described in joint coordinates";
+  std::vector<PointRod> rods;
+  if (std::string why = point_rods(model, rods); !why.empty()) return why;
   const int np = static_cast<int>(model.points.size());
-  const int nrods = static_cast<int>(model.rods.size());
+  const int nrods = static_cast<int>(rods.size());
   // Rods incident to each point.
   std::vector<std::vector<int>> incident(np);
   for (int k = 0; k < nrods; ++k) {
-    const Rod& rod = model.rods[k];
+    const PointRod& rod = rods[k];
     if (rod.a != kGround) incident[rod.a].push_back(k);
     incident[rod.b].push_back(k);
   }
@@ -28,7 +43,7 @@ std::string build_joint_tree(const Model& model, JointTree& tree) {
   // Breadth-first from ground: rods with a ground end first, then rods hanging from placed points.
   std::vector<int> frontier;
   for (int k = 0; k < nrods; ++k) {
-    const Rod& rod = model.rods[k];
+    const PointRod& rod = rods[k];
     if (rod.a != kGround) continue;
     if (placed[rod.b]) return fmt::format("closed loop at point {}: joint coordinates need a tree", model.points[rod.b].name);
     Link l;
@@ -46,7 +61,7 @@ std::string build_joint_tree(const Model& model, JointTree& tree) {
     const int p = frontier[f];
     for (int k : incident[p]) {
       if (rod_used[k]) continue;
-      const Rod& rod = model.rods[k];
+      const PointRod& rod = rods[k];
       const int child = rod.a == p ? rod.b : rod.a;
       if (placed[child]) return fmt::format("closed loop at point {}: joint coordinates need a tree", model.points[child].name);
       Link l;

@@ -29,6 +29,16 @@ struct JointTree {
   std::vector<Link> links;  // parents before children
 };
 
+// A rod between point masses (a may be the ground, at ground_a): the form joint coordinates use.
+struct PointRod {
+  std::string name;
+  int a = kGround, b = 0;
+  Eigen::VectorXd ground_a;
+  double length = 0.0;
+};
+// The model's rods as PointRods, or the reason one is not between point masses.
+std::string point_rods(const Model& model, std::vector<PointRod>& rods);
+
 // Builds the tree, or returns the reason the model has no joint-coordinate description here.
 std::string build_joint_tree(const Model& model, JointTree& tree);
 

@@ -27,6 +27,9 @@
 // and reasoning as NaturalEquilibrium::kEquilibriumTol), else SolverError.
 #include "minimal/linearizer.hpp"
 
+#include "elements/spherical.hpp"
+#include "minimal/joint_tree.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -68,9 +71,11 @@ std::string build_angle_tree(const Model& model, AngleTree& tree) {
   tree.dim = model.dim;
   if (model.dim != 2 && model.dim != 3) return "joint angles need a planar or spatial model";
   if (!model.bodies.empty()) return "rigid bodies are not described in joint angles";
-  if (!model.sphericals.empty()) return "spherical joints between anchors are not described in joint angles";
-  if (!model.contacts.empty()) return "unilateral contacts are not linearized";
-  const int nrods = static_cast<int>(model.rods.size());
+  if (!model.elements_of<SphericalJoint>().empty()) return "spherical joints between anchors are not described in joint angles";
+  if (model.has_role(ElementRole::kContact)) return "unilateral contacts are not linearized";
+  std::vector<PointRod> rods;
+  if (std::string why = point_rods(model, rods); !why.empty()) return why;
+  const int nrods = static_cast<int>(rods.size());
   const int np = static_cast<int>(model.points.size());
   const int per_rod = model.dim == 2 ? 1 : 2;
   // Frame: d along gravity; e1, e2 (space) or s = e1 (plane) normal to it.
@@ -92,7 +97,7 @@ std::string build_angle_tree(const Model& model, AngleTree& tree) {
 
   std::vector<std::vector<int>> incident(np);
   for (int k = 0; k < nrods; ++k) {
-    const Rod& rod = model.rods[k];
+    const PointRod& rod = rods[k];
     if (rod.a != kGround) incident[rod.a].push_back(k);
     incident[rod.b].push_back(k);
   }
@@ -102,7 +107,7 @@ std::string build_angle_tree(const Model& model, AngleTree& tree) {
     return fmt::format("closed loop or redundant rod at point {}: joint angles need a tree", model.points[p].name);
   };
   for (int k = 0; k < nrods; ++k) {
-    const Rod& rod = model.rods[k];
+    const PointRod& rod = rods[k];
     if (rod.a != kGround) continue;
     if (placed[rod.b]) return loop(rod.b);
     AngleLink l;
@@ -120,7 +125,7 @@ std::string build_angle_tree(const Model& model, AngleTree& tree) {
     const int p = frontier[f];
     for (int k : incident[p]) {
       if (rod_used[k]) continue;
-      const Rod& rod = model.rods[k];
+      const PointRod& rod = rods[k];
       const int child = rod.a == p ? rod.b : rod.a;
       if (placed[child]) return loop(child);
       AngleLink l;

@@ -138,7 +138,9 @@ class Minimal final : public Formulation {
         {"fehlberg8", SettingKind::kTolerance, 1e-2, 1e-13, "Fehlberg 8(7), 13 stages, adaptive (ARKODE's table)"},
     };
   }
-  std::string unsupported_reason(const Model& model) const override {
+  // Joint coordinates are built from the kinds themselves: only those it knows.
+  Accepts accepts() const override { return {{}, {"rod", "spherical", "point_plane"}}; }
+  std::string structure_unsupported_reason(const Model& model) const override {
     if (!model.bodies.empty()) {  // a rigid body: only one hinged to the ground
       Hinge hinge;
       return build_hinge(model, hinge);

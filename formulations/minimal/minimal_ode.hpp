@@ -29,7 +29,7 @@ class MinimalOde {
 
   MinimalOde(const Model& model, const JointTree& tree)
       : tree_(tree), n_(tree.ndof), dim_(model.dim), m_(model.mass_diagonal()), Q_(NaturalCoordinates(model).Q()),
-        work_(model.nq(), tree.ndof), mass_llt_(tree.ndof), nct_(static_cast<int>(model.contacts.size())),
+        work_(model.nq(), tree.ndof), mass_llt_(tree.ndof), nct_(static_cast<int>(plane_contacts(model).size())),
         closed_(nct_, 0), closed_idx_(nct_, 0), cG_(nct_, n_), cY_(n_, nct_), cD_(nct_, nct_), cb_(nct_),
         cx_(nct_), cforce_(nct_), ctmp_(n_), cdy_(2 * n_), lcp_(nct_) {
     contacts_ = contact_rows(model);

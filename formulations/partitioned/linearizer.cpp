@@ -22,8 +22,9 @@ std::string coordinate_name(const Model& model, int i) {
   static const char* axes[] = {"x", "y", "z"};
   const int np = static_cast<int>(model.points.size());
   if (i < model.dim * np) return fmt::format("{}({})", axes[i % model.dim], model.points[i / model.dim].name);
-  const int k = (i - model.dim * np) / Model::kBodyCoordinates, j = (i - model.dim * np) % Model::kBodyCoordinates;
-  return fmt::format("{}{}({})", j < 3 ? "r_G." : fmt::format("u{}.", j / 3), axes[j % 3], model.bodies[k].name);
+  const int nb = model.body_coordinates(), d = model.dim;
+  const int k = (i - d * np) / nb, j = (i - d * np) % nb;
+  return fmt::format("{}{}({})", j < d ? "r_G." : fmt::format("u{}.", j / d), axes[j % d], model.bodies[k].name);
 }
 
 class PartitionedLinearizer final : public Linearizer {

@@ -22,6 +22,7 @@
 #include <cmath>
 #include <limits>
 
+#include "common/length_scale.hpp"
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
 #include "partitioned/partition.hpp"
@@ -65,9 +66,8 @@ class PartitionedOde {
         rows_(n_r_), dep_(n_r_), ind_(n_i_), M_d_(n_r_), Q_d_(n_r_), M_i_(n_i_), Q_i_(n_i_), Phi_R_(n_r_),
         dq_d_(n_r_), w_d_(n_r_), f_d_(n_r_), dq_i_(n_i_), Q_bar_(n_i_), Phi_d_(n_r_, n_r_), Phi_i_(n_r_, n_i_),
         B_(n_r_, n_i_), MB_(n_r_, n_i_), M_bar_(n_i_, n_i_), lu_(n_r_), llt_(n_i_) {
-    double scale = 0.0;
-    for (const Rod& rod : model.rods) scale = std::max(scale, rod.length);
-    for (const RigidBody& body : model.bodies) scale = std::max(scale, body.length_scale);
+    double scale = max_model_length(model);
+    if (!(scale > 0.0)) scale = 0.0;
     const Eigen::VectorXd q0 = model.initial_q();
     if (q0.size() > 0) scale = std::max(scale, q0.cwiseAbs().maxCoeff());
     if (!(scale > 0.0)) scale = 1.0;

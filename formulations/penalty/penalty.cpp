@@ -200,10 +200,7 @@ class Penalty final : public Formulation {
   std::vector<IntegratorInfo> integrators() const override {
     return {{"trapezoidal", SettingKind::kFixedStep, 0.05, 1e-5, "trapezoidal rule, Newton-Raphson on accelerations"}};
   }
-  // Point masses and rods are all a model has; both are expressed in natural coordinates.
-  std::string unsupported_reason(const Model& model) const override {
-    return model.contacts.empty() ? "" : "contacts (unilateral constraints) are not implemented in the penalty formulation";
-  }
+  Accepts accepts() const override { return {{ElementRole::kJoint}, {}}; }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
     if (integrator != "trapezoidal") throw SolverError("penalty: unknown integrator '" + integrator + "'");
     if (!(setting > 0.0) || !std::isfinite(setting)) throw SolverError("penalty: step size must be positive and finite");

@@ -67,6 +67,21 @@ void FixedStepSimulator::do_step(double t_end) {
   t_ = i_ == n_ ? t_end : i_ * h_;
 }
 
+bool Accepts::accepts(const Element& e) const {
+  return std::find(roles.begin(), roles.end(), e.role()) != roles.end() ||
+         std::find(kinds.begin(), kinds.end(), std::string(e.kind())) != kinds.end();
+}
+
+std::string Formulation::unsupported_reason(const Model& model) const {
+  if (model.nq() == 0) return "the model has no bodies";
+  const Accepts a = accepts();
+  for (const auto& e : model.elements)
+    if (!a.accepts(*e))
+      return fmt::format("{} '{}': {} does not support {}s{}", e->kind(), e->name, name(), to_string(e->role()),
+                         a.roles.empty() ? fmt::format(" of this kind (it takes {})", fmt::join(a.kinds, ", ")) : "");
+  return structure_unsupported_reason(model);
+}
+
 Registry& Registry::instance() {
   static Registry registry;
   return registry;

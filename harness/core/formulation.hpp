@@ -135,14 +135,28 @@ class FixedStepSimulator : public Simulator {
   long i_ = 0, n_ = 1;  // steps taken in this run; steps in the run
 };
 
+// What a formulation accepts, declared once. A natural-coordinate formulation takes every element
+// of a role it implements through NaturalCoordinates (any joint by its constraint rows, any force
+// element by Q(q, v) and its Jacobians); a formulation that must understand a kind itself (joint
+// coordinates) lists the kinds instead. Anything else is unsupported, with a generated reason, so a
+// new kind is never silently ignored.
+struct Accepts {
+  std::vector<ElementRole> roles;  // every kind of these roles
+  std::vector<std::string> kinds;  // and these kinds by name (element kinds' registered names)
+  bool accepts(const Element& e) const;
+};
+
 class Formulation {
  public:
   virtual ~Formulation() = default;
   virtual std::string name() const = 0;
   virtual std::string description() const = 0;
   virtual std::vector<IntegratorInfo> integrators() const = 0;
-  // Empty when the formulation can run this model; otherwise why it cannot (shown in the table).
-  virtual std::string unsupported_reason(const Model& model) const = 0;
+  virtual Accepts accepts() const = 0;
+  // Empty when the formulation can run this model; otherwise why it cannot (shown in the table):
+  // first the declaration (an element it does not accept), then the formulation's own structural
+  // reasons (a closed loop in joint coordinates, no degree of freedom, ...).
+  std::string unsupported_reason(const Model& model) const;
   // Setup for one (model, integrator, setting). The model must outlive the simulator.
   virtual std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator,
                                             double setting) const = 0;
@@ -154,6 +168,10 @@ class Formulation {
   }
   // Setup of a linearizer for the model (called only when the reason above is empty).
   virtual std::unique_ptr<Linearizer> create_linearizer(const Model& /*model*/) const { return nullptr; }
+
+ private:
+  // The formulation's own reasons, for a model whose elements it accepts. Default: none.
+  virtual std::string structure_unsupported_reason(const Model& /*model*/) const { return ""; }
 };
 
 // Formulations by name, sorted by name so case order is deterministic.

@@ -4,11 +4,19 @@
 // Space: a model is either planar (dim = 2) or spatial (dim = 3). Every vector stored here is in
 // the model's local frame of `dim` components; `origin` and `basis` map it to world coordinates
 // (world = origin + basis * local), so a planar problem in the x-z plane is as easy as one in x-y.
+//
+// Bodies are blocks of natural coordinates (the core's layout, dimension-generic): a point mass is
+// its position (dim coordinates); a rigid body is its centroid and the dim unit vectors of its
+// principal axes. Everything else (joints, force elements, contacts) is an Element: a plugin kind
+// under harness/elements/ that contributes constraint rows, forces or contact data.
 #pragma once
 
 #include <Eigen/Dense>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "core/element.hpp"
 
 namespace mbs {
 
@@ -24,61 +32,49 @@ struct PointMass {
   Eigen::VectorXd v0;     // initial velocity, local frame (m/s)
 };
 
-// A massless rigid rod keeping two points at a fixed distance. In a planar model its end joints are
-// pins (revolute, axis normal to the plane); in a spatial model they are spherical joints.
-struct Rod {
-  std::string name;
-  int a = kGround;            // point index, or kGround
-  int b = kGround;            // point index (never kGround: a rod between two ground points is rejected)
-  Eigen::VectorXd ground_a;   // fixed end position (local frame, m) when a == kGround
-  double length = 0.0;        // m
-};
-
-// A homogeneous rigid box (spatial models only). Its natural coordinates are the centroid r_G and
-// the three unit vectors u_1..u_3 of its principal axes (12 coordinates, 6 rigidity constraints):
-// a body point at body-frame coordinates p is r_G + p_1 u_1 + p_2 u_2 + p_3 u_3, linear in q. With
-// the centroid as origin and principal axes as unit vectors, the mass matrix is diagonal:
-// m for r_G and J_k = integral of rho x_k^2 dV for u_k (García de Jalón & Bayo, ch. 3).
+// A rigid body, planar or spatial. Its natural coordinates are the centroid r_G and the unit
+// vectors u_1..u_dim of its principal axes (planar 6 coordinates and 3 rigidity constraints,
+// spatial 12 and 6): a body point at principal-frame coordinates p is r_G + sum_k p_k u_k, linear
+// in q. With the centroid as origin and principal axes as unit vectors the mass matrix is diagonal:
+// m for r_G and J_k = integral of rho x_k^2 dm for u_k (García de Jalón & Bayo, ch. 3).
 struct RigidBody {
   std::string name;
-  double density = 0.0;             // kg/m^3
-  Eigen::Vector3d size;             // box edge lengths along the body axes (m)
-  double mass = 0.0;                // kg: density x volume
-  Eigen::Vector3d second_moments;   // J_k = m size_k^2 / 12 (kg m^2), about the centroid along axis k
-  Eigen::Vector3d r0, v0;           // centroid position (m) and velocity (m/s), local frame
-  Eigen::Matrix3d R0;               // columns: the body axes in the local frame (orthonormal, det +1)
-  Eigen::Vector3d omega0;           // angular velocity (rad/s), local frame
-  double length_scale = 1.0;        // m: half the box diagonal; scales the rigidity constraints to metres
+  double mass = 0.0;                 // kg, attached point masses included
+  Eigen::VectorXd second_moments;    // J_k (kg m^2), about the centroid along principal axis k; dim entries
+  Eigen::VectorXd r0, v0;            // centroid position (m) and velocity (m/s), local frame
+  Eigen::MatrixXd R0;                // dim x dim; columns: the principal axes in the local frame (det +1)
+  Eigen::Vector3d omega0 = Eigen::Vector3d::Zero();  // rad/s, local frame; planar: (0, 0, w) about e1 x e2
+  double length_scale = 1.0;         // m: the body's size; scales its rigidity constraints to metres
+  // Named body-fixed points (principal-frame coordinates about the centroid, m) that joints, forces
+  // and histories refer to as "body.point".
+  std::vector<std::pair<std::string, Eigen::VectorXd>> points;
+  // The body frame the problem file describes the body in: its centroid c and principal axes V
+  // (columns, dim x dim) in that frame; they differ from (0, I) when point masses are attached or
+  // a full inertia tensor is given.
+  Eigen::VectorXd frame_centroid;
+  Eigen::MatrixXd frame_axes;
+  Eigen::VectorXd from_body_frame(const Eigen::VectorXd& p) const { return frame_axes.transpose() * (p - frame_centroid); }
 
-  // Central inertia tensor in the body frame (kg m^2): I_xx = J_y + J_z, ...
+  int dim() const { return static_cast<int>(r0.size()); }
+  // Central principal moments of inertia (kg m^2): spatial I_1 = J_2 + J_3, ...; planar: (0, 0, J_1 + J_2).
   Eigen::Vector3d principal_inertia() const {
+    if (dim() == 2) return Eigen::Vector3d(0.0, 0.0, second_moments.sum());
     const double j = second_moments.sum();
     return Eigen::Vector3d(j - second_moments[0], j - second_moments[1], j - second_moments[2]);
   }
+  int find_point(const std::string& point_name) const {
+    for (size_t i = 0; i < points.size(); ++i)
+      if (points[i].first == point_name) return static_cast<int>(i);
+    return -1;
+  }
 };
 
-// A point a joint attaches to: the ground, a point mass, or a point fixed on a rigid body.
+// A point a joint or force attaches to: the ground, a point mass, or a point fixed on a rigid body.
 struct Anchor {
   int point = kGround;   // point-mass index or kGround; kNoPoint when `body` is set
   int body = -1;         // rigid-body index, or -1
-  Eigen::VectorXd at;    // ground: position (local frame, m); body: body-frame coordinates (m)
-};
-
-// Keeps two anchors coincident (dim scalar equations): a ball-and-socket joint.
-struct SphericalJoint {
-  std::string name;
-  Anchor a, b;
-};
-
-// Frictionless unilateral contact of a point mass with a fixed plane (a rigid wall): the gap
-// g = n . (r - p0) must stay >= 0; when the point hits the plane (g = 0, n . v < 0) its normal
-// velocity is reversed and scaled by Newton's restitution coefficient e: (n . v)+ = -e (n . v)-.
-struct PlaneContact {
-  std::string name;
-  int point = 0;               // point-mass index
-  Eigen::VectorXd plane_point; // a point of the plane, local frame (m)
-  Eigen::VectorXd normal;      // unit normal towards the allowed side, local frame
-  double restitution = 0.0;    // Newton's e, 0..1
+  Eigen::VectorXd at;    // ground: position (local frame, m); body: principal-frame coordinates (m)
+  bool is_ground() const { return body < 0 && point == kGround; }
 };
 
 struct Model {
@@ -88,22 +84,20 @@ struct Model {
   Eigen::Matrix3Xd basis;              // 3 x dim, orthonormal columns
   Eigen::VectorXd gravity;             // local frame (m/s^2)
   std::vector<PointMass> points;
-  std::vector<Rod> rods;
-  std::vector<RigidBody> bodies;            // spatial models only
-  std::vector<SphericalJoint> sphericals;
-  std::vector<PlaneContact> contacts;       // unilateral: not in nc(), formulations treat them apart
+  std::vector<RigidBody> bodies;
+  // Joints, force elements and contacts, in file order (see core/element.hpp).
+  std::vector<std::shared_ptr<const Element>> elements;
 
   // Natural (fully Cartesian) coordinates: the positions of all points stacked, dim each, then
-  // each rigid body's [r_G, u_1, u_2, u_3] (12 each).
-  int nq() const { return dim * static_cast<int>(points.size()) + kBodyCoordinates * static_cast<int>(bodies.size()); }
-  int body_offset(int k) const { return dim * static_cast<int>(points.size()) + kBodyCoordinates * k; }
-  // Scalar constraint equations, in this order: one per rod, dim per spherical joint, 6 per body.
-  int nc() const {
-    return static_cast<int>(rods.size()) + dim * static_cast<int>(sphericals.size()) +
-           kBodyConstraints * static_cast<int>(bodies.size());
-  }
-  static constexpr int kBodyCoordinates = 12;
-  static constexpr int kBodyConstraints = 6;
+  // each rigid body's [r_G, u_1, .., u_dim] (dim + dim^2 each).
+  int body_coordinates() const { return dim + dim * dim; }
+  int body_constraints() const { return dim * (dim + 1) / 2; }
+  int nq() const { return dim * static_cast<int>(points.size()) + body_coordinates() * static_cast<int>(bodies.size()); }
+  int body_offset(int k) const { return dim * static_cast<int>(points.size()) + body_coordinates() * k; }
+  // Offset in q of a point mass or of a rigid body's centroid, by name; -1 when absent.
+  int position_offset(const std::string& body_name) const;
+  // Scalar constraint equations: each joint element's rows in element order, then each body's rigidity rows.
+  int nc() const;
 
   Eigen::VectorXd initial_q() const;
   Eigen::VectorXd initial_v() const;
@@ -114,14 +108,30 @@ struct Model {
   int find_body(const std::string& body_name) const;    // -1 when absent
   // World-independent position of an anchor (local frame, m) for natural coordinates q.
   Eigen::VectorXd anchor_position(const Anchor& anchor, const Eigen::VectorXd& q) const;
+  Eigen::VectorXd anchor_velocity(const Anchor& anchor, const Eigen::VectorXd& v) const;
   const std::string& anchor_name(const Anchor& anchor) const;  // "ground", or the body's name
-  // Contact gap (m, >= 0 when admissible) and normal velocity (m/s, < 0 when approaching).
-  double gap(const PlaneContact& c, const Eigen::VectorXd& q) const {
-    return c.normal.dot(q.segment(dim * c.point, dim) - c.plane_point);
+  // Constraint and force building blocks: an empty combination (c = 0), d += sign r_anchor, and
+  // d += sign sum_k p_k u_k (a body-fixed vector p of rigid body k, principal-frame coordinates).
+  Combo combo() const;
+  void add_anchor(Combo& d, const Anchor& anchor, double sign) const;
+  void add_body_vector(Combo& d, int body, const Eigen::VectorXd& p, double sign) const;
+  // The largest body or joint length (m): the scale of position tolerances. At least 1e-3 m.
+  double length_scale() const;
+
+  // Elements of one C++ type (e.g. the rods), in file order.
+  template <typename T>
+  std::vector<const T*> elements_of() const {
+    std::vector<const T*> out;
+    for (const auto& e : elements)
+      if (const T* t = dynamic_cast<const T*>(e.get())) out.push_back(t);
+    return out;
   }
-  double normal_velocity(const PlaneContact& c, const Eigen::VectorXd& v) const {
-    return c.normal.dot(v.segment(dim * c.point, dim));
+  bool has_role(ElementRole role) const {
+    for (const auto& e : elements)
+      if (e->role() == role) return true;
+    return false;
   }
+
   Eigen::Vector3d to_world(const Eigen::VectorXd& local_point) const { return origin + basis * local_point; }
   Eigen::Vector3d to_world_direction(const Eigen::VectorXd& local_vec) const { return basis * local_vec; }
 };

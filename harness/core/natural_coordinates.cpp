@@ -1,19 +1,10 @@
 #include "core/natural_coordinates.hpp"
 
-namespace mbs {
+#include <fmt/format.h>
 
-void NaturalCoordinates::add_anchor(Combo& d, const Anchor& anchor, double sign) const {
-  if (anchor.body >= 0) {  // r_G + sum_a p_a u_a
-    const int o = model_->body_offset(anchor.body);
-    d.add(o, sign);
-    for (int a = 0; a < 3; ++a)
-      if (anchor.at[a] != 0.0) d.add(o + 3 + 3 * a, sign * anchor.at[a]);
-  } else if (anchor.point == kGround) {
-    d.c += sign * anchor.at;
-  } else {
-    d.add(dim_ * anchor.point, sign);
-  }
-}
+#include <stdexcept>
+
+namespace mbs {
 
 NaturalCoordinates::NaturalCoordinates(const Model& model)
     : model_(&model), nq_(model.nq()), nc_(model.nc()), dim_(model.dim) {
@@ -21,63 +12,73 @@ NaturalCoordinates::NaturalCoordinates(const Model& model)
   Q_ = Eigen::VectorXd::Zero(nq_);
   for (size_t i = 0; i < model.points.size(); ++i) Q_.segment(dim_ * i, dim_) = model.points[i].mass * model.gravity;
   for (size_t k = 0; k < model.bodies.size(); ++k)  // gravity acts at the centroid, i.e. on r_G only
-    Q_.segment(model.body_offset(static_cast<int>(k)), 3) = model.bodies[k].mass * model.gravity;
+    Q_.segment(model.body_offset(static_cast<int>(k)), dim_) = model.bodies[k].mass * model.gravity;
 
   rows_.reserve(nc_);
-  const Small zero = Small::Zero(dim_);
-  for (const Rod& rod : model.rods) {
-    Row r;
-    r.d1.c = zero;
-    add_anchor(r.d1, Anchor{rod.a, -1, rod.ground_a}, 1.0);
-    add_anchor(r.d1, Anchor{rod.b, -1, Eigen::VectorXd()}, -1.0);
-    r.same = true;
-    r.s = 0.5 / rod.length;
-    r.c = rod.length * rod.length;
-    rows_.push_back(r);
-  }
-  for (const SphericalJoint& j : model.sphericals) {
-    for (int c = 0; c < dim_; ++c) {
-      Row r;
-      r.d1.c = zero;
-      add_anchor(r.d1, j.a, 1.0);
-      add_anchor(r.d1, j.b, -1.0);
-      r.d2.c = Small::Unit(dim_, c);
-      rows_.push_back(r);
-    }
+  for (size_t e = 0; e < model.elements.size(); ++e) {
+    const Element& el = *model.elements[e];
+    const size_t before = rows_.size();
+    el.add_rows(model, rows_);
+    if (static_cast<int>(rows_.size() - before) != el.row_count(dim_))
+      throw std::logic_error(fmt::format("element {} ({}) wrote {} rows, not the {} it counts", el.name, el.kind(),
+                                         rows_.size() - before, el.row_count(dim_)));
+    row_element_.resize(rows_.size(), static_cast<int>(e));
+    row_body_.resize(rows_.size(), -1);
+    if (el.role() == ElementRole::kForce) forces_.push_back(&el);
   }
   for (size_t k = 0; k < model.bodies.size(); ++k) {
     const int o = model.body_offset(static_cast<int>(k));
     const double l = model.bodies[k].length_scale;
     auto axis = [&](int a) {
-      Combo u;
-      u.c = zero;
-      u.add(o + 3 + 3 * a, 1.0);
+      Combo u = model.combo();
+      u.add(o + dim_ + dim_ * a, 1.0);
       return u;
     };
-    for (int a = 0; a < 3; ++a) rows_.push_back(Row{axis(a), Combo{}, true, 0.5 * l, 1.0});
-    for (int a = 0; a < 3; ++a)
-      for (int b = a + 1; b < 3; ++b) rows_.push_back(Row{axis(a), axis(b), false, l, 0.0});
+    for (int a = 0; a < dim_; ++a) rows_.push_back(ConstraintRow{axis(a), Combo{}, true, 0.5 * l, 1.0, l});
+    for (int a = 0; a < dim_; ++a)
+      for (int b = a + 1; b < dim_; ++b) rows_.push_back(ConstraintRow{axis(a), axis(b), false, l, 0.0, l});
+    row_element_.resize(rows_.size(), -1);
+    row_body_.resize(rows_.size(), static_cast<int>(k));
   }
+  if (static_cast<int>(rows_.size()) != nc_) throw std::logic_error("constraint rows do not match Model::nc()");
+}
+
+void NaturalCoordinates::Q(const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& v,
+                           Eigen::Ref<Eigen::VectorXd> out) const {
+  out = Q_;
+  for (const Element* f : forces_) f->add_force(*model_, q, v, out);
+}
+
+void NaturalCoordinates::add_Q_jacobians(const Eigen::Ref<const Eigen::VectorXd>& q,
+                                         const Eigen::Ref<const Eigen::VectorXd>& v, Eigen::Ref<Eigen::MatrixXd> dQ_dq,
+                                         Eigen::Ref<Eigen::MatrixXd> dQ_dv) const {
+  for (const Element* f : forces_) f->add_force_jacobians(*model_, q, v, dQ_dq, dQ_dv);
+}
+
+bool NaturalCoordinates::energy_is_invariant() const {
+  for (const Element* f : forces_)
+    if (!f->has_potential()) return false;
+  return true;
 }
 
 void NaturalCoordinates::Phi(const Eigen::Ref<const Eigen::VectorXd>& q, Eigen::Ref<Eigen::VectorXd> out) const {
   for (int k = 0; k < nc_; ++k) {
-    const Row& r = rows_[k];
-    const Small d1 = eval(r.d1, q);
-    out[k] = r.s * ((r.same ? d1.squaredNorm() : d1.dot(eval(r.d2, q))) - r.c);
+    const ConstraintRow& r = rows_[k];
+    const Combo::Small d1 = r.d1.eval(q);
+    out[k] = r.s * ((r.same ? d1.squaredNorm() : d1.dot(r.d2.eval(q))) - r.c);
   }
 }
 
 void NaturalCoordinates::Phi_q(const Eigen::Ref<const Eigen::VectorXd>& q, Eigen::Ref<Eigen::MatrixXd> out) const {
   out.setZero();
   for (int k = 0; k < nc_; ++k) {
-    const Row& r = rows_[k];
-    const Small d1 = eval(r.d1, q);
+    const ConstraintRow& r = rows_[k];
+    const Combo::Small d1 = r.d1.eval(q);
     if (r.same) {  // s d(d.d)/dq = 2 s d^T J
       for (int t = 0; t < r.d1.n; ++t) out.row(k).segment(r.d1.off[t], dim_) += (2.0 * r.s * r.d1.w[t]) * d1.transpose();
       continue;
     }
-    const Small d2 = eval(r.d2, q);  // s (d2^T J1 + d1^T J2)
+    const Combo::Small d2 = r.d2.eval(q);  // s (d2^T J1 + d1^T J2)
     for (int t = 0; t < r.d1.n; ++t) out.row(k).segment(r.d1.off[t], dim_) += (r.s * r.d1.w[t]) * d2.transpose();
     for (int t = 0; t < r.d2.n; ++t) out.row(k).segment(r.d2.off[t], dim_) += (r.s * r.d2.w[t]) * d1.transpose();
   }
@@ -87,9 +88,9 @@ void NaturalCoordinates::Phi_q_times(const Eigen::Ref<const Eigen::VectorXd>& q,
                                      const Eigen::Ref<const Eigen::VectorXd>& v,
                                      Eigen::Ref<Eigen::VectorXd> out) const {
   for (int k = 0; k < nc_; ++k) {
-    const Row& r = rows_[k];
-    const Small d1 = eval(r.d1, q), v1 = rate(r.d1, v);
-    out[k] = r.same ? 2.0 * r.s * d1.dot(v1) : r.s * (v1.dot(eval(r.d2, q)) + d1.dot(rate(r.d2, v)));
+    const ConstraintRow& r = rows_[k];
+    const Combo::Small d1 = r.d1.eval(q), v1 = r.d1.rate(v);
+    out[k] = r.same ? 2.0 * r.s * d1.dot(v1) : r.s * (v1.dot(r.d2.eval(q)) + d1.dot(r.d2.rate(v)));
   }
 }
 
@@ -98,9 +99,9 @@ void NaturalCoordinates::Phi_q_dot_v(const Eigen::Ref<const Eigen::VectorXd>& /*
                                      Eigen::Ref<Eigen::VectorXd> out) const {
   // Phi'' = s (d1''.d2 + 2 d1'.d2' + d1.d2''): the velocity part is 2 s d1'.d2'.
   for (int k = 0; k < nc_; ++k) {
-    const Row& r = rows_[k];
-    const Small v1 = rate(r.d1, v);
-    out[k] = 2.0 * r.s * (r.same ? v1.squaredNorm() : v1.dot(rate(r.d2, v)));
+    const ConstraintRow& r = rows_[k];
+    const Combo::Small v1 = r.d1.rate(v);
+    out[k] = 2.0 * r.s * (r.same ? v1.squaredNorm() : v1.dot(r.d2.rate(v)));
   }
 }
 
@@ -108,7 +109,7 @@ void NaturalCoordinates::add_Phi_qq_times(const Eigen::Ref<const Eigen::VectorXd
                                           Eigen::Ref<Eigen::MatrixXd> K) const {
   // d2Phi_k/dq2 = s (J1^T J2 + J2^T J1), each J a row of w_t I blocks.
   for (int k = 0; k < nc_; ++k) {
-    const Row& r = rows_[k];
+    const ConstraintRow& r = rows_[k];
     const Combo& d2 = r.same ? r.d1 : r.d2;
     for (int t = 0; t < r.d1.n; ++t)
       for (int u = 0; u < d2.n; ++u) {
@@ -125,8 +126,12 @@ Eigen::Vector3d NaturalCoordinates::angular_velocity(int body, const Eigen::Ref<
                                                      const Eigen::Ref<const Eigen::VectorXd>& v) const {
   const int o = model_->body_offset(body);
   Eigen::Vector3d w = Eigen::Vector3d::Zero();
-  for (int a = 0; a < 3; ++a)
-    w += Eigen::Vector3d(q.segment<3>(o + 3 + 3 * a)).cross(Eigen::Vector3d(v.segment<3>(o + 3 + 3 * a)));
+  for (int a = 0; a < dim_; ++a) {
+    Eigen::Vector3d u = Eigen::Vector3d::Zero(), ud = Eigen::Vector3d::Zero();
+    u.head(dim_) = q.segment(o + dim_ + dim_ * a, dim_);
+    ud.head(dim_) = v.segment(o + dim_ + dim_ * a, dim_);
+    w += u.cross(ud);
+  }
   return 0.5 * w;
 }
 
@@ -135,8 +140,10 @@ double NaturalCoordinates::kinetic_energy(const Eigen::Ref<const Eigen::VectorXd
 }
 
 double NaturalCoordinates::potential_energy(const Eigen::Ref<const Eigen::VectorXd>& q) const {
-  // Uniform gravity: V = -sum m g.r = -Q.q
-  return -Q_.dot(q);
+  // Uniform gravity: V = -sum m g.r = -Q0.q
+  double V = -Q_.dot(q);
+  for (const Element* f : forces_) V += f->potential_energy(*model_, q);
+  return V;
 }
 
 }  // namespace mbs

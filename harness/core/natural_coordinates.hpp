@@ -3,19 +3,17 @@
 // This is the one place where energy and constraint violations are defined, so the harness scores
 // every formulation the same way, and the natural-coordinate formulations reuse it.
 //
-// Every constraint row is a bilinear form of two affine combinations of coordinate blocks,
-//   Phi_k = s_k (d1 . d2 - c_k),   d = c + sum_t w_t q[off_t .. off_t + dim),
-// which covers, with Phi in metres and Phi_q v in metres per second throughout:
-//   rod between anchors A, B, d = r_A - r_B:   (d.d - L^2) / (2 L)   (= |d| - L to first order)
-//   spherical joint, component c:              e_c . (r_A - r_B)     (linear)
-//   rigid body, unit axis u_i:                 l (u_i.u_i - 1) / 2   (l: the body's length scale)
-//   rigid body, orthogonal axes u_i, u_j:      l u_i.u_j
-// Rows are ordered as Model::nc() says: rods, spherical joints, bodies.
+// Every constraint row is a bilinear form of two affine combinations of coordinate blocks
+// (core/element.hpp, ConstraintRow): each joint element contributes its rows, and each rigid body
+// its rigidity rows, l (u_i.u_i - 1) / 2 and l u_i.u_j (l: the body's length scale), so that Phi is
+// in metres and Phi_q v in metres per second throughout. Rows are ordered as Model::nc() says:
+// joint elements in file order, then bodies.
 //
+// Applied forces: gravity (constant, Q0 = M g on point masses and centroids) plus the force
+// elements' Q(q, v), with analytic Jacobians for implicit methods.
 #pragma once
 
 #include <Eigen/Dense>
-#include <array>
 #include <vector>
 
 #include "core/model.hpp"
@@ -31,9 +29,18 @@ class NaturalCoordinates {
   int dim() const { return dim_; }
   const Model& model() const { return *model_; }
 
-  // Diagonal mass matrix M (kg) and the constant applied force Q = M g (N).
+  // Diagonal mass matrix M (kg) and the constant applied force Q0 = M g (N): the whole applied
+  // force when the model has no force elements.
   const Eigen::VectorXd& M_diag() const { return m_diag_; }
   const Eigen::VectorXd& Q() const { return Q_; }
+  // True when force elements make Q depend on q and v.
+  bool has_force_elements() const { return !forces_.empty(); }
+  // Q(q, v) = Q0 + the force elements' generalized forces.
+  void Q(const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& v,
+         Eigen::Ref<Eigen::VectorXd> out) const;
+  // dQ/dq and dQ/dv (nq x nq) are added to (gravity contributes nothing).
+  void add_Q_jacobians(const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& v,
+                       Eigen::Ref<Eigen::MatrixXd> dQ_dq, Eigen::Ref<Eigen::MatrixXd> dQ_dv) const;
 
   // Phi(q), size nc.
   void Phi(const Eigen::Ref<const Eigen::VectorXd>& q, Eigen::Ref<Eigen::VectorXd> out) const;
@@ -49,53 +56,35 @@ class NaturalCoordinates {
   // K += sum_k mu_k * d2(Phi_k)/dq2 (nq x nq): the geometric stiffness of constraint forces Phi_q^T mu.
   void add_Phi_qq_times(const Eigen::Ref<const Eigen::VectorXd>& mu, Eigen::Ref<Eigen::MatrixXd> K) const;
 
-  // Angular velocity (rad/s, local frame) of rigid body k from its unit axes and their rates:
-  // omega = 1/2 sum_i u_i x u_i' (exact for orthonormal axes).
+  // The rows themselves (scales for tolerances, owners for messages).
+  const std::vector<ConstraintRow>& rows() const { return rows_; }
+  // Which element owns row k (-1: a rigid body's rigidity rows, see row_body).
+  int row_element(int k) const { return row_element_[k]; }
+  int row_body(int k) const { return row_body_[k]; }
+
+  // Angular velocity (rad/s, local frame; planar: (0, 0, w)) of rigid body k from its unit axes and
+  // their rates: omega = 1/2 sum_i u_i x u_i' (exact for orthonormal axes).
   Eigen::Vector3d angular_velocity(int body, const Eigen::Ref<const Eigen::VectorXd>& q,
                                    const Eigen::Ref<const Eigen::VectorXd>& v) const;
 
   double kinetic_energy(const Eigen::Ref<const Eigen::VectorXd>& v) const;    // J
-  double potential_energy(const Eigen::Ref<const Eigen::VectorXd>& q) const;  // J, zero at local origin
+  // J: gravity's (zero at the local origin) plus the force elements' potentials.
+  double potential_energy(const Eigen::Ref<const Eigen::VectorXd>& q) const;
   double energy(const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& v) const {
     return kinetic_energy(v) + potential_energy(q);
   }
+  // The force elements (a periodic potential, a torque's -tau theta, is unwrapped by scoring), and
+  // whether every one has a potential, so that the total energy is an invariant.
+  const std::vector<const Element*>& force_elements() const { return forces_; }
+  bool energy_is_invariant() const;
 
  private:
-  using Small = Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 3, 1>;  // dim <= 3, never allocates
-  // d = c + sum_t w_t q.segment(off_t, dim): at most two anchors of 4 blocks each.
-  struct Combo {
-    Small c;
-    int n = 0;
-    std::array<int, 8> off{};
-    std::array<double, 8> w{};
-    void add(int offset, double weight) { off[n] = offset, w[n] = weight, ++n; }
-  };
-  struct Row {
-    Combo d1, d2;
-    bool same = false;  // d2 == d1 (rods, unit axes): evaluated once
-    double s = 1.0, c = 0.0;
-  };
   const Model* model_;
   int nq_, nc_, dim_;
   Eigen::VectorXd m_diag_, Q_;
-  std::vector<Row> rows_;
-
-  // r_A - r_B (sign +1) or r_A alone: appends anchor A's terms to d.
-  void add_anchor(Combo& d, const Anchor& anchor, double sign) const;
-
-  template <typename Vec>
-  Small eval(const Combo& d, const Vec& q) const {
-    Small x = d.c;
-    for (int t = 0; t < d.n; ++t) x.noalias() += d.w[t] * q.segment(d.off[t], dim_);
-    return x;
-  }
-  // Rate of d: the constant part does not move.
-  template <typename Vec>
-  Small rate(const Combo& d, const Vec& v) const {
-    Small x = Small::Zero(dim_);
-    for (int t = 0; t < d.n; ++t) x.noalias() += d.w[t] * v.segment(d.off[t], dim_);
-    return x;
-  }
+  std::vector<ConstraintRow> rows_;
+  std::vector<int> row_element_, row_body_;
+  std::vector<const Element*> forces_;
 };
 
 }  // namespace mbs

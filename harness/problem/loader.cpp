@@ -9,107 +9,14 @@
 
 #include "core/natural_coordinates.hpp"
 #include "problem/problem.hpp"
+#include "problem/yaml_reader.hpp"
+#include "problem/element_kinds.hpp"
+#include "elements/rod.hpp"
+#include "elements/spherical.hpp"
+#include "elements/plane_contact.hpp"
 
 namespace mbs {
 namespace {
-
-// Edit distance, for "did you mean" suggestions on unknown keys.
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
-class Reader {
- public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
-
-  [[noreturn]] void fail(const YAML::Node& at, const std::string& what) const {
-    const YAML::Mark m = at.Mark();
-    if (m.is_null()) throw ProblemError(fmt::format("{}: {}", file_, what));
-    throw ProblemError(fmt::format("{}:{}:{}: {}", file_, m.line + 1, m.column + 1, what));
-  }
-
-  // A mapping whose keys must all be in `allowed`.
-  void expect_map(const YAML::Node& node, const std::string& what, const std::set<std::string>& allowed) const {
-    if (!node.IsMap()) fail(node, fmt::format("{} must be a mapping", what));
-    for (const auto& kv : node) {
-      const std::string key = kv.first.as<std::string>();
-      if (allowed.count(key)) continue;
-      std::string best;
-      size_t best_d = 3;  // suggest only close names
-      for (const auto& a : allowed) {
-        const size_t d = edit_distance(key, a);
-        if (d < best_d) best_d = d, best = a;
-      }
-      fail(kv.first, fmt::format("unknown key '{}' in {}{}", key, what,
-                                 best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best)));
-    }
-  }
-
-  YAML::Node required(const YAML::Node& map, const std::string& key, const std::string& where) const {
-    const YAML::Node n = map[key];
-    if (!n) fail(map, fmt::format("missing required key '{}' in {}", key, where));
-    return n;
-  }
-
-  double number(const YAML::Node& n, const std::string& what) const {
-    if (!n.IsScalar()) fail(n, fmt::format("{} must be a number", what));
-    double x;
-    if (!YAML::convert<double>::decode(n, x) || !std::isfinite(x))
-      fail(n, fmt::format("{} must be a finite number, got '{}'", what, n.Scalar()));
-    return x;
-  }
-
-  double positive(const YAML::Node& n, const std::string& what) const {
-    const double x = number(n, what);
-    if (!(x > 0.0)) fail(n, fmt::format("{} must be positive, got {}", what, x));
-    return x;
-  }
-
-  std::string text(const YAML::Node& n, const std::string& what) const {
-    if (!n.IsScalar()) fail(n, fmt::format("{} must be a string", what));
-    return n.Scalar();
-  }
-
-  Eigen::Vector3d vec3(const YAML::Node& n, const std::string& what) const {
-    if (!n.IsSequence() || n.size() != 3) fail(n, fmt::format("{} must be a list of 3 numbers [x, y, z]", what));
-    Eigen::Vector3d v;
-    for (int i = 0; i < 3; ++i) v[i] = number(n[i], what);
-    return v;
-  }
-
-  const std::string& file() const { return file_; }
-
- private:
-  std::string file_;
-};
-
-// Converts world vectors to the model's local frame, rejecting points off a planar model's plane.
-struct Frame {
-  const Reader& rd;
-  const Model& model;
-  Eigen::VectorXd point(const YAML::Node& n, const std::string& what) const {
-    const Eigen::Vector3d w = rd.vec3(n, what);
-    Eigen::VectorXd local = model.basis.transpose() * (w - model.origin);
-    if ((model.to_world(local) - w).norm() > 1e-12 * (1.0 + w.norm()))
-      rd.fail(n, fmt::format("{} is not in the plane of motion", what));
-    return local;
-  }
-  Eigen::VectorXd direction(const YAML::Node& n, const std::string& what) const {
-    const Eigen::Vector3d w = rd.vec3(n, what);
-    Eigen::VectorXd local = model.basis.transpose() * w;
-    if ((model.to_world_direction(local) - w).norm() > 1e-12 * (1.0 + w.norm()))
-      rd.fail(n, fmt::format("{} is not in the plane of motion", what));
-    return local;
-  }
-};
 
 void read_space(const Reader& rd, const YAML::Node& root, Model& model) {
   const YAML::Node space = rd.required(root, "space", "the problem");
@@ -141,55 +48,181 @@ void read_space(const Reader& rd, const YAML::Node& root, Model& model) {
 // fine, kg/cm^3 is not).
 constexpr double kMaxDensity = 1e5;
 
+// A body-frame vector: [x, y] or [x, y, 0] in a planar model, [x, y, z] in a spatial one.
+Eigen::VectorXd body_vector(const Reader& rd, const YAML::Node& n, const std::string& what, int dim) {
+  if (dim == 3 || !n.IsSequence() || n.size() != 2) {
+    const Eigen::Vector3d v = rd.vec3(n, what);
+    if (dim == 2 && v[2] != 0.0) rd.fail(n, fmt::format("{} is off the plane (z must be 0 in a planar body's frame)", what));
+    return v.head(dim);
+  }
+  return Eigen::Vector2d(rd.number(n[0], what), rd.number(n[1], what));
+}
+
+// A rigid body, planar or spatial, by `mass` + `inertia` or `shape` + `density`, with named points
+// and attached point masses folded in exactly (mass, centroid, inertia, principal axes).
 void read_rigid_body(const Reader& rd, const Frame& frame, const YAML::Node& b, const std::string& name, Model& model) {
-  rd.expect_map(b, "a rigid body", {"name", "kind", "shape", "density", "position", "orientation", "velocity", "angular_velocity"});
-  if (model.dim != 3) rd.fail(b["kind"], "rigid bodies need space: spatial");
+  rd.expect_map(b, "a rigid body", {"name", "kind", "mass", "inertia", "shape", "density", "position", "orientation", "velocity",
+                                    "angular_velocity", "points", "point_masses"});
+  const int dim = model.dim;
   RigidBody body;
   body.name = name;
-  const YAML::Node shape = rd.required(b, "shape", "body " + name);
-  rd.expect_map(shape, "shape of " + name, {"box"});
-  body.size = rd.vec3(rd.required(shape, "box", "shape of " + name), "box of " + name);
-  for (int a = 0; a < 3; ++a)
-    if (!(body.size[a] > 0.0)) rd.fail(shape["box"], fmt::format("box edges of {} must be positive, got {}", name, body.size[a]));
-  const YAML::Node density = rd.required(b, "density", "body " + name);
-  body.density = rd.positive(density, "density of " + name);
-  if (body.density > kMaxDensity)
-    rd.fail(density, fmt::format("density of {} is {} kg/m^3, denser than any material (osmium: 22.6e3); the unit is kg/m^3",
-                                 name, body.density));
-  body.mass = body.density * body.size.prod();
-  body.second_moments = body.mass * body.size.cwiseAbs2() / 12.0;
-  body.length_scale = 0.5 * body.size.norm();
-  if (!std::isnormal(body.mass) || !body.second_moments.allFinite() || !(body.second_moments.array() > 0.0).all() ||
-      !std::isfinite(body.length_scale))
-    rd.fail(shape, fmt::format("box of {} gives mass {:.3g} kg and second moments {:.3g}, {:.3g}, {:.3g} kg m^2: not representable", name,
-                               body.mass, body.second_moments[0], body.second_moments[1], body.second_moments[2]));
-  body.r0 = frame.point(rd.required(b, "position", "body " + name), "position of " + name);
-  body.R0.setIdentity();
-  if (const YAML::Node o = b["orientation"]) {  // the rotation taking the world axes onto the body axes
-    rd.expect_map(o, "orientation of " + name, {"axis", "angle_deg"});
-    const Eigen::Vector3d axis = rd.vec3(rd.required(o, "axis", "orientation of " + name), "orientation axis of " + name);
-    if (!(axis.norm() > 0.0)) rd.fail(o["axis"], fmt::format("orientation axis of {} must not be zero", name));
-    const double deg = rd.number(rd.required(o, "angle_deg", "orientation of " + name), "orientation angle of " + name);
-    body.R0 = Eigen::AngleAxisd(deg * M_PI / 180.0, axis.normalized()).toRotationMatrix();
+  double m = 0.0;
+  Eigen::Matrix3d I = Eigen::Matrix3d::Zero();  // central inertia tensor of the body itself, body frame (planar: I(2,2))
+  if (b["shape"] || b["density"]) {
+    if (b["mass"] || b["inertia"]) rd.fail(b["mass"] ? b["mass"] : b["inertia"], fmt::format("body {}: give either shape and density, or mass and inertia", name));
+    const YAML::Node shape = rd.required(b, "shape", "body " + name);
+    rd.expect_map(shape, "shape of " + name, {"box"});
+    const Eigen::Vector3d size = rd.vec3(rd.required(shape, "box", "shape of " + name), "box of " + name);
+    for (int a = 0; a < 3; ++a)
+      if (!(size[a] > 0.0)) rd.fail(shape["box"], fmt::format("box edges of {} must be positive, got {}", name, size[a]));
+    const YAML::Node density = rd.required(b, "density", "body " + name);
+    const double rho = rd.positive(density, "density of " + name);
+    if (rho > kMaxDensity)
+      rd.fail(density, fmt::format("density of {} is {} kg/m^3, denser than any material (osmium: 22.6e3); the unit is kg/m^3",
+                                   name, rho));
+    m = rho * size.prod();
+    const Eigen::Vector3d s2 = m * size.cwiseAbs2() / 12.0;  // second moments along the edges
+    I.diagonal() << s2[1] + s2[2], s2[0] + s2[2], s2[0] + s2[1];
+    if (!std::isnormal(m) || !s2.allFinite() || !(s2.array() > 0.0).all())
+      rd.fail(shape, fmt::format("box of {} gives mass {:.3g} kg and second moments {:.3g}, {:.3g}, {:.3g} kg m^2: not representable", name,
+                                 m, s2[0], s2[1], s2[2]));
+  } else {
+    m = rd.positive(rd.required(b, "mass", "body " + name + " (kg; or shape and density)"), "mass of " + name);
+    const YAML::Node in = rd.required(b, "inertia", "body " + name + " (kg m^2, about the centroid)");
+    if (dim == 2) {
+      if (!in.IsScalar()) rd.fail(in, fmt::format("inertia of {} is one number in a planar model (kg m^2, about the centroid)", name));
+      I(2, 2) = rd.positive(in, "inertia of " + name);
+    } else if (in.IsSequence() && in.size() == 3 && in[0].IsSequence()) {  // a full tensor, body frame
+      for (int r = 0; r < 3; ++r) I.row(r) = rd.vec3(in[r], "inertia tensor of " + name).transpose();
+      if ((I - I.transpose()).norm() > 1e-12 * I.norm()) rd.fail(in, fmt::format("inertia tensor of {} must be symmetric", name));
+    } else {
+      const Eigen::Vector3d p = rd.vec3(in, "principal moments of inertia of " + name);
+      I.diagonal() = p;
+    }
+    if (dim == 3) {
+      const Eigen::Vector3d ev = Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d>(I).eigenvalues();
+      if (!(ev.minCoeff() > 0.0)) rd.fail(in, fmt::format("inertia of {} must be positive definite (smallest principal moment {:.6g} kg m^2)", name, ev.minCoeff()));
+      for (int k = 0; k < 3; ++k)
+        if (!(ev[k] < ev.sum() - ev[k]))
+          rd.fail(in, fmt::format("inertia of {}: principal moments {:.6g}, {:.6g}, {:.6g} kg m^2 violate the triangle inequality "
+                                  "(each must be less than the sum of the other two)", name, ev[0], ev[1], ev[2]));
+    }
   }
-  body.v0 = b["velocity"] ? Eigen::Vector3d(frame.direction(b["velocity"], "velocity of " + name)) : Eigen::Vector3d::Zero();
-  body.omega0 = b["angular_velocity"] ? Eigen::Vector3d(frame.direction(b["angular_velocity"], "angular velocity of " + name))
-                                      : Eigen::Vector3d::Zero();
+  // Attached point masses (e.g. flyballs), and the composite centroid c in the body frame.
+  std::vector<std::pair<double, Eigen::VectorXd>> masses;
+  if (const YAML::Node pm = b["point_masses"]) {
+    if (!pm.IsSequence()) rd.fail(pm, fmt::format("point_masses of {} must be a list of {{mass, at}}", name));
+    for (const YAML::Node& n : pm) {
+      rd.expect_map(n, "a point mass of " + name, {"mass", "at"});
+      const double mi = rd.positive(rd.required(n, "mass", "point mass of " + name), "point mass of " + name);
+      masses.emplace_back(mi, body_vector(rd, rd.required(n, "at", "point mass of " + name), "'at' of a point mass of " + name, dim));
+    }
+  }
+  Eigen::Vector3d c = Eigen::Vector3d::Zero();
+  double M = m;
+  for (const auto& [mi, p] : masses) {
+    c.head(dim) += mi * p;
+    M += mi;
+  }
+  c /= M;
+  auto parallel = [](double mass, const Eigen::Vector3d& r) {  // inertia of a point mass about the origin
+    return Eigen::Matrix3d(mass * (r.squaredNorm() * Eigen::Matrix3d::Identity() - r * r.transpose()));
+  };
+  Eigen::Matrix3d Ic = I + parallel(m, -c);
+  for (const auto& [mi, p] : masses) {
+    Eigen::Vector3d r = Eigen::Vector3d::Zero();
+    r.head(dim) = p;
+    Ic += parallel(mi, r - c);
+  }
+  body.mass = M;
+  body.frame_centroid = c.head(dim);
+  if (dim == 2) {
+    body.frame_axes = Eigen::Matrix2d::Identity();
+    // Any split J_1 + J_2 = I_zz gives the same planar dynamics (|u_1'| = |u_2'| = |omega|); the
+    // even one keeps M well conditioned.
+    body.second_moments = Eigen::Vector2d::Constant(0.5 * Ic(2, 2));
+  } else {
+    // Principal axes: the body frame's own when the tensor is diagonal in it (their order kept), else
+    // the eigenvectors (a right-handed frame).
+    Eigen::Matrix3d V = Eigen::Matrix3d::Identity();
+    Eigen::Vector3d Ik = Ic.diagonal();
+    if (!Ic.isDiagonal(0.0)) {
+      const Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> es(Ic);
+      V = es.eigenvectors();
+      if (V.determinant() < 0) V.col(2) *= -1.0;
+      Ik = es.eigenvalues();
+    }
+    body.frame_axes = V;
+    body.second_moments = Eigen::Vector3d::Constant(0.5 * Ik.sum()) - Ik;
+  }
+  if (!(body.second_moments.array() > 0.0).all())
+    rd.fail(b, fmt::format("body {} has a zero second moment along a principal axis (a slender rod with no section): give it a "
+                           "section, or model it as a rod between point masses", name));
+  double extent = std::sqrt(3.0 * body.second_moments.sum() / M);  // a box's half diagonal
+  for (const auto& [mi, p] : masses) extent = std::max(extent, (p - body.frame_centroid).norm());
+  if (const YAML::Node pts = b["points"]) {
+    if (!pts.IsMap()) rd.fail(pts, fmt::format("points of {} must be a mapping NAME: [x, y, z] (body frame, m)", name));
+    for (const auto& kv : pts) {
+      const std::string pname = kv.first.as<std::string>();
+      if (pname.empty() || pname.find('.') != std::string::npos) rd.fail(kv.first, fmt::format("point name '{}' of {} must be non-empty, without '.'", pname, name));
+      if (body.find_point(pname) >= 0) rd.fail(kv.first, fmt::format("duplicate point '{}' of {}", pname, name));
+      const Eigen::VectorXd p = body_vector(rd, kv.second, fmt::format("point {}.{}", name, pname), dim);
+      extent = std::max(extent, (p - body.frame_centroid).norm());
+      body.points.emplace_back(pname, body.from_body_frame(p));
+    }
+  }
+  body.length_scale = extent;
+  if (!std::isnormal(body.mass) || !body.second_moments.allFinite() || !std::isfinite(body.length_scale))
+    rd.fail(b, fmt::format("body {} gives mass {:.3g} kg: not representable", name, body.mass));
+
+  // Initial state of the body frame (origin, orientation, velocity, angular velocity).
+  const Eigen::VectorXd origin = frame.point(rd.required(b, "position", "body " + name), "position of " + name);
+  Eigen::MatrixXd R = Eigen::MatrixXd::Identity(dim, dim);  // body frame axes in the local frame
+  if (const YAML::Node o = b["orientation"]) {
+    if (dim == 2) {
+      rd.expect_map(o, "orientation of " + name, {"angle_deg"});
+      const double a = rd.number(rd.required(o, "angle_deg", "orientation of " + name), "orientation angle of " + name) * M_PI / 180.0;
+      R << std::cos(a), -std::sin(a), std::sin(a), std::cos(a);
+    } else {  // the rotation taking the world axes onto the body axes
+      rd.expect_map(o, "orientation of " + name, {"axis", "angle_deg"});
+      const Eigen::Vector3d axis = rd.vec3(rd.required(o, "axis", "orientation of " + name), "orientation axis of " + name);
+      if (!(axis.norm() > 0.0)) rd.fail(o["axis"], fmt::format("orientation axis of {} must not be zero", name));
+      const double deg = rd.number(rd.required(o, "angle_deg", "orientation of " + name), "orientation angle of " + name);
+      R = Eigen::AngleAxisd(deg * M_PI / 180.0, axis.normalized()).toRotationMatrix();
+    }
+  }
+  const Eigen::VectorXd v = b["velocity"] ? frame.direction(b["velocity"], "velocity of " + name) : Eigen::VectorXd::Zero(dim);
+  if (const YAML::Node w = b["angular_velocity"]) {
+    if (dim == 2) {
+      if (!w.IsScalar()) rd.fail(w, fmt::format("angular_velocity of {} is one number in a planar model (rad/s, about e1 x e2)", name));
+      body.omega0 = Eigen::Vector3d(0.0, 0.0, rd.number(w, "angular velocity of " + name));
+    } else {
+      body.omega0 = frame.direction(w, "angular velocity of " + name);
+    }
+  }
+  const Eigen::VectorXd arm = R * body.frame_centroid;  // body-frame origin -> centroid, local frame
+  Eigen::Vector3d arm3 = Eigen::Vector3d::Zero();
+  arm3.head(dim) = arm;
+  body.r0 = origin + arm;
+  body.v0 = v + body.omega0.cross(arm3).head(dim);
+  body.R0 = R * body.frame_axes;
   model.bodies.push_back(std::move(body));
 }
 
-void read_bodies(const Reader& rd, const Frame& frame, const YAML::Node& root, Model& model) {
+void read_bodies(const Reader& rd, const Frame& frame, const YAML::Node& root, Model& model, std::vector<YAML::Node>& body_nodes) {
   const YAML::Node bodies = rd.required(root, "bodies", "the problem");
   if (!bodies.IsSequence() || bodies.size() == 0) rd.fail(bodies, "bodies must be a non-empty list");
   for (const YAML::Node& b : bodies) {
     if (!b.IsMap()) rd.fail(b, "a body must be a mapping");
     const std::string name = rd.text(rd.required(b, "name", "a body"), "body name");
     if (name == "ground") rd.fail(b["name"], "'ground' is reserved and cannot name a body");
+    if (name.find('.') != std::string::npos) rd.fail(b["name"], fmt::format("body name '{}' must not contain '.' (it separates a body from its point)", name));
     if (model.find_point(name) != kNoPoint || model.find_body(name) >= 0)
       rd.fail(b["name"], fmt::format("duplicate body name '{}'", name));
     const std::string kind = rd.text(rd.required(b, "kind", "body " + name), "body kind");
     if (kind == "rigid_body") {
       read_rigid_body(rd, frame, b, name, model);
+      body_nodes.push_back(b);
       continue;
     }
     if (kind != "point_mass") rd.fail(b["kind"], fmt::format("unknown body kind '{}' (known: point_mass, rigid_body)", kind));
@@ -203,118 +236,34 @@ void read_bodies(const Reader& rd, const Frame& frame, const YAML::Node& root, M
   }
 }
 
-// Where each joint was written, and the constraint rows it owns, for messages about the initial state.
-struct JointMark {
-  YAML::Node node;
-  std::string name;
-  double scale;  // m: the length the position tolerance is relative to
-};
-using JointMarks = std::vector<JointMark>;  // one per constraint row
-
-void read_joints(const Reader& rd, const Frame& frame, const YAML::Node& root, Model& model, JointMarks& marks) {
-  const YAML::Node joints = root["joints"];
-  std::vector<JointMark> sphericals;  // rows follow the rods'
-  if (joints) {
-    if (!joints.IsSequence()) rd.fail(joints, "joints must be a list");
-    for (const YAML::Node& j : joints) {
-      if (!j.IsMap()) rd.fail(j, "a joint must be a mapping");
-      const std::string name = rd.text(rd.required(j, "name", "a joint"), "joint name");
-      const std::string kind = rd.text(rd.required(j, "kind", "joint " + name), "joint kind");
-      if (kind != "rod" && kind != "spherical")
-        rd.fail(j["kind"], fmt::format("unknown joint kind '{}' (known: rod, spherical)", kind));
-      if (kind == "rod") rd.expect_map(j, "a rod", {"name", "kind", "a", "b", "length"});
-      else rd.expect_map(j, "a spherical joint", {"name", "kind", "a", "b"});
-      // An end is {ground: [x, y, z]}, {body: POINT_MASS} or {body: RIGID_BODY, at: [x, y, z]} (body frame).
-      auto end = [&](const char* key) {
-        const YAML::Node e = rd.required(j, key, "joint " + name);
-        rd.expect_map(e, fmt::format("end '{}' of joint {}", key, name), {"ground", "body", "at"});
-        if (e["ground"] && e["body"]) rd.fail(e, "a joint end is either {ground: [x, y, z]} or {body: NAME}, not both");
-        Anchor an;
-        if (e["ground"]) {
-          if (e["at"]) rd.fail(e["at"], "'at' locates a point on a rigid body; a ground end gives its position in 'ground'");
-          an.at = frame.point(e["ground"], fmt::format("ground point of joint {}", name));
-        } else if (e["body"]) {
-          const std::string body = rd.text(e["body"], "body name");
-          an.point = model.find_point(body);
-          if (an.point == kNoPoint) {
-            an.body = model.find_body(body);
-            if (an.body < 0) rd.fail(e["body"], fmt::format("joint {} names body '{}', which is not defined", name, body));
-            if (kind == "rod") rd.fail(e["body"], fmt::format("rods join point masses; attach rigid body {} with a spherical joint", body));
-            an.at = rd.vec3(rd.required(e, "at", fmt::format("end '{}' of joint {} (a point on rigid body {}, body frame, m)", key, name, body)),
-                            fmt::format("'at' of joint {}", name));
-          } else if (e["at"]) {
-            rd.fail(e["at"], fmt::format("'{}' is a point mass: a joint attaches to it without 'at'", body));
-          }
-        } else {
-          rd.fail(e, "a joint end needs 'ground: [x, y, z]' or 'body: NAME'");
-        }
-        return an;
-      };
-      Anchor a = end("a"), b = end("b");
-      const bool ground_a = a.body < 0 && a.point == kGround, ground_b = b.body < 0 && b.point == kGround;
-      if (ground_a && ground_b) rd.fail(j, fmt::format("joint {} connects ground to ground", name));
-      if (a.body == b.body && a.point == b.point) rd.fail(j, fmt::format("joint {} connects body to itself", name));
-      if (ground_b) std::swap(a, b);  // keep the ground end in `a`
-      const Eigen::VectorXd q0 = model.initial_q();
-      const double initial = (model.anchor_position(a, q0) - model.anchor_position(b, q0)).norm();
-      if (kind == "spherical") {
-        model.sphericals.push_back(SphericalJoint{name, a, b});
-        double scale = 1.0;  // m: the bodies' size, for the tolerance on coincidence
-        for (const Anchor* an : {&a, &b})
-          if (an->body >= 0) scale = std::max(scale, model.bodies[an->body].length_scale);
-        for (int c = 0; c < model.dim; ++c) sphericals.push_back({j, "joint " + name, scale});
-        continue;
-      }
-      Rod rod;
-      rod.name = name;
-      rod.a = a.point;
-      rod.b = b.point;
-      rod.ground_a = a.at;
-      rod.length = j["length"] ? rd.positive(j["length"], "length of " + rod.name) : initial;
-      if (!(rod.length > 0.0)) rd.fail(j, fmt::format("joint {} has zero length in the initial configuration", rod.name));
-      marks.push_back({j["length"] ? j["length"] : j, "joint " + name, rod.length});
-      model.rods.push_back(std::move(rod));
+// Every entry of the section of `role` (joints, forces, contacts), read by its registered kind.
+void read_elements(const Reader& rd, const Frame& frame, const YAML::Node& root, Model& model, ElementRole role) {
+  const char* section = section_of(role);
+  const char* word = role == ElementRole::kJoint ? "joint" : role == ElementRole::kForce ? "force" : "contact";
+  const YAML::Node list = root[section];
+  if (!list) return;
+  if (!list.IsSequence()) rd.fail(list, fmt::format("{} must be a list", section));
+  for (const YAML::Node& n : list) {
+    if (!n.IsMap()) rd.fail(n, fmt::format("a {} must be a mapping", word));
+    const std::string name = rd.text(rd.required(n, "name", fmt::format("a {}", word)), fmt::format("{} name", word));
+    for (const auto& e : model.elements)
+      if (e->name == name) rd.fail(n["name"], fmt::format("duplicate element name '{}'", name));
+    const YAML::Node kn = rd.required(n, "kind", fmt::format("{} {}", word, name));
+    const std::string kind = rd.text(kn, fmt::format("{} kind", word));
+    const ElementKindInfo* info = ElementKinds::instance().find(role, kind);
+    if (!info) {
+      if (const ElementKindInfo* other = ElementKinds::instance().find(kind))
+        rd.fail(kn, fmt::format("'{}' is a {}: list it under '{}'", kind, to_string(other->role), section_of(other->role)));
+      rd.fail(kn, fmt::format("unknown {} kind '{}' (known: {})", word, kind, fmt::join(ElementKinds::instance().names(role), ", ")));
     }
+    const ReadContext ctx{rd, frame, model};
+    model.elements.push_back(info->read(ctx, n, name));
   }
-  marks.insert(marks.end(), sphericals.begin(), sphericals.end());
-  for (const RigidBody& body : model.bodies)
-    for (int r = 0; r < Model::kBodyConstraints; ++r) marks.push_back({root["bodies"], "rigidity of " + body.name, body.length_scale});
 }
 
 // Checks the initial state against the constraints at position and velocity level; projects it
 // when asked (and checks again), else fails at the first violated joint with the violation.
-void read_contacts(const Reader& rd, const Frame& frame, const YAML::Node& root, Model& model) {
-  const YAML::Node contacts = root["contacts"];
-  if (!contacts) return;
-  if (!contacts.IsSequence()) rd.fail(contacts, "contacts must be a list");
-  for (const YAML::Node& c : contacts) {
-    rd.expect_map(c, "a contact", {"name", "kind", "point", "plane", "restitution"});
-    PlaneContact pc;
-    pc.name = rd.text(rd.required(c, "name", "a contact"), "contact name");
-    const std::string kind = rd.text(rd.required(c, "kind", "contact " + pc.name), "contact kind");
-    if (kind != "point_plane") rd.fail(c["kind"], fmt::format("unknown contact kind '{}' (known: point_plane)", kind));
-    const YAML::Node pn = rd.required(c, "point", "contact " + pc.name);
-    const std::string point = rd.text(pn, "contact point");
-    pc.point = model.find_point(point);
-    if (pc.point == kNoPoint) rd.fail(pn, fmt::format("contact {} names point mass '{}', which is not defined", pc.name, point));
-    const YAML::Node plane = rd.required(c, "plane", "contact " + pc.name);
-    rd.expect_map(plane, "plane of contact " + pc.name, {"point", "normal"});
-    pc.plane_point = frame.point(rd.required(plane, "point", "plane of contact " + pc.name), "plane point of " + pc.name);
-    const YAML::Node nn = rd.required(plane, "normal", "plane of contact " + pc.name);
-    pc.normal = frame.direction(nn, "plane normal of " + pc.name);
-    if (std::abs(pc.normal.norm() - 1.0) > 1e-9)
-      rd.fail(nn, fmt::format("plane normal of {} must be a unit vector (|n| = {})", pc.name, pc.normal.norm()));
-    const YAML::Node en = rd.required(c, "restitution", "contact " + pc.name);
-    pc.restitution = rd.number(en, "restitution of " + pc.name);
-    if (pc.restitution < 0.0 || pc.restitution > 1.0)
-      rd.fail(en, fmt::format("restitution of {} must be in [0, 1], got {}", pc.name, pc.restitution));
-    const double g0 = model.gap(pc, model.initial_q());
-    if (g0 < -kInitialTolerance) rd.fail(pn, fmt::format("point {} starts {:.6g} m inside the plane of contact {}", point, -g0, pc.name));
-    model.contacts.push_back(std::move(pc));
-  }
-}
-
-void check_initial_state(const Reader& rd, const JointMarks& marks, Model& model, bool project) {
+void check_initial_state(const Reader& rd, const std::vector<YAML::Node>& body_nodes, Model& model, bool project) {
   if (model.nc() == 0) return;
   const NaturalCoordinates nat(model);
   Eigen::VectorXd q = model.initial_q(), v = model.initial_v(), phi(model.nc()), phi_v(model.nc());
@@ -323,7 +272,7 @@ void check_initial_state(const Reader& rd, const JointMarks& marks, Model& model
     nat.Phi(q, phi);
     nat.Phi_q_times(q, v, phi_v);
     for (int k = 0; k < model.nc(); ++k) {
-      if (!(std::abs(phi[k]) <= kInitialTolerance * marks[k].scale)) return which = k, velocity = false, true;
+      if (!(std::abs(phi[k]) <= kInitialTolerance * nat.rows()[k].scale)) return which = k, velocity = false, true;
       if (!(std::abs(phi_v[k]) <= kInitialTolerance * v_scale)) return which = k, velocity = true, true;
     }
     return false;
@@ -331,6 +280,13 @@ void check_initial_state(const Reader& rd, const JointMarks& marks, Model& model
   int k = 0;
   bool velocity = false;
   if (!violated(k, velocity)) return;
+  // Where row k was written, and what to call it.
+  const int e = nat.row_element(k);
+  const std::string owner = e >= 0 ? "joint " + model.elements[e]->name : "rigidity of " + model.bodies[nat.row_body(k)].name;
+  auto fail_row = [&](const std::string& what) {
+    if (e >= 0) rd.fail_at(model.elements[e]->mark, what);
+    rd.fail(body_nodes[nat.row_body(k)], what);
+  };
   if (project) {
     const Eigen::VectorXd Minv = nat.M_diag().cwiseInverse();
     Eigen::MatrixXd J(model.nc(), model.nq());
@@ -345,41 +301,62 @@ void check_initial_state(const Reader& rd, const JointMarks& marks, Model& model
     const Eigen::MatrixXd S = J * Minv.asDiagonal() * J.transpose();
     v -= Minv.asDiagonal() * J.transpose() * S.completeOrthogonalDecomposition().solve(J * v);
     if (!violated(k, velocity)) {
+      const int d = model.dim;
       for (size_t i = 0; i < model.points.size(); ++i) {
-        model.points[i].r0 = q.segment(model.dim * i, model.dim);
-        model.points[i].v0 = v.segment(model.dim * i, model.dim);
+        model.points[i].r0 = q.segment(d * i, d);
+        model.points[i].v0 = v.segment(d * i, d);
       }
       for (size_t b = 0; b < model.bodies.size(); ++b) {
         RigidBody& body = model.bodies[b];
         const int o = model.body_offset(static_cast<int>(b));
-        body.r0 = q.segment<3>(o);
-        body.v0 = v.segment<3>(o);
-        for (int a = 0; a < 3; ++a) body.R0.col(a) = q.segment<3>(o + 3 + 3 * a);
+        body.r0 = q.segment(o, d);
+        body.v0 = v.segment(o, d);
+        for (int a = 0; a < d; ++a) body.R0.col(a) = q.segment(o + d + d * a, d);
         // Exactly orthonormal (the projection leaves ~1e-12): the nearest rotation, by polar decomposition.
-        const Eigen::JacobiSVD<Eigen::Matrix3d> svd(body.R0, Eigen::ComputeFullU | Eigen::ComputeFullV);
+        const Eigen::JacobiSVD<Eigen::MatrixXd> svd(body.R0, Eigen::ComputeFullU | Eigen::ComputeFullV);
         body.R0 = svd.matrixU() * svd.matrixV().transpose();
         body.omega0 = nat.angular_velocity(static_cast<int>(b), q, v);
       }
       return;
     }
-    rd.fail(marks[k].node, fmt::format("initial state of {} could not be projected onto the constraints", marks[k].name));
+    fail_row(fmt::format("initial state of {} could not be projected onto the constraints", owner));
   }
-  if (k < static_cast<int>(model.rods.size())) {
-    const Rod& rod = model.rods[k];
-    const Eigen::VectorXd ra = rod.a == kGround ? rod.ground_a : model.points[rod.a].r0;
-    if (!velocity)
-      rd.fail(marks[k].node, fmt::format("initial state violates joint {}: end points are {} m apart, length is {} m "
-                                         "(fix the positions, or run with --project-initial-state)",
-                                         rod.name, (ra - model.points[rod.b].r0).norm(), rod.length));
-    rd.fail(marks[k].node, fmt::format("initial velocities violate joint {}: the distance between its ends changes at {:.6g} m/s "
-                                       "(fix the velocities, or run with --project-initial-state)",
-                                       rod.name, phi_v[k]));
+  if (e >= 0) {
+    if (const auto* rod = dynamic_cast<const Rod*>(model.elements[e].get())) {
+      const Eigen::VectorXd ra = model.anchor_position(rod->a, q), rb = model.anchor_position(rod->b, q);
+      if (!velocity)
+        fail_row(fmt::format("initial state violates joint {}: end points are {} m apart, length is {} m "
+                             "(fix the positions, or run with --project-initial-state)",
+                             rod->name, (ra - rb).norm(), rod->length));
+      fail_row(fmt::format("initial velocities violate joint {}: the distance between its ends changes at {:.6g} m/s "
+                           "(fix the velocities, or run with --project-initial-state)",
+                           rod->name, phi_v[k]));
+    }
   }
   if (!velocity)
-    rd.fail(marks[k].node, fmt::format("initial state violates {} by {:.6g} m (constraint row {}; fix the positions, or run "
-                                       "with --project-initial-state)", marks[k].name, phi[k], k));
-  rd.fail(marks[k].node, fmt::format("initial velocities violate {} by {:.6g} m/s (constraint row {}; fix the velocities, or "
-                                     "run with --project-initial-state)", marks[k].name, phi_v[k], k));
+    fail_row(fmt::format("initial state violates {} by {:.6g} m (constraint row {}; fix the positions, or run "
+                         "with --project-initial-state)", owner, phi[k], k));
+  fail_row(fmt::format("initial velocities violate {} by {:.6g} m/s (constraint row {}; fix the velocities, or "
+                       "run with --project-initial-state)", owner, phi_v[k], k));
+}
+
+// A point the histories record: "NAME" (a point mass, or a rigid body's centroid) or "BODY.POINT".
+Combo measured_point(const Reader& rd, const YAML::Node& n, const Model& model, const std::string& what) {
+  const std::string s = rd.text(n, what);
+  Combo d = model.combo();
+  const size_t dot = s.find('.');
+  if (dot != std::string::npos) {
+    const int k = model.find_body(s.substr(0, dot));
+    if (k < 0) rd.fail(n, fmt::format("{} names rigid body '{}', which is not defined", what, s.substr(0, dot)));
+    const int pt = model.bodies[k].find_point(s.substr(dot + 1));
+    if (pt < 0) rd.fail(n, fmt::format("{} names point '{}' of {}, which is not defined (its 'points')", what, s.substr(dot + 1), s.substr(0, dot)));
+    model.add_anchor(d, Anchor{kNoPoint, k, model.bodies[k].points[pt].second}, 1.0);
+    return d;
+  }
+  const int offset = model.position_offset(s);
+  if (offset < 0) rd.fail(n, fmt::format("{} names body '{}', which is not defined", what, s));
+  d.add(offset, 1.0);
+  return d;
 }
 
 ReferenceSpec read_simple_pendulum_reference(const Reader& rd, const Frame& frame, const YAML::Node& ref, const Model& model) {
@@ -392,11 +369,11 @@ ReferenceSpec read_simple_pendulum_reference(const Reader& rd, const Frame& fram
   r.pivot = frame.point(rd.required(ref, "pivot", "reference"), "reference.pivot");
   // The exact solution holds for a point hung from `pivot` by one rod, released from rest.
   bool hung = false;
-  for (const Rod& rod : model.rods)
-    hung = hung || (rod.a == kGround && rod.b == r.point && (rod.ground_a - r.pivot).norm() <= 1e-12 * rod.length);
+  for (const Rod* rod : model.elements_of<Rod>())
+    hung = hung || (rod->a.is_ground() && rod->b.point == r.point && (rod->a.at - r.pivot).norm() <= 1e-12 * rod->length);
   const PointMass& pm = model.points[r.point];
   if (!hung) rd.fail(ref["pivot"], fmt::format("simple_pendulum_exact needs a rod from the ground at the pivot to {}", point));
-  if (model.rods.size() != 1 || model.points.size() != 1 || !model.bodies.empty() || !model.sphericals.empty())
+  if (model.elements.size() != 1 || model.points.size() != 1 || !model.bodies.empty())
     rd.fail(ref["kind"], "simple_pendulum_exact needs a model of one point and one rod");
   if (pm.v0.norm() != 0.0) rd.fail(ref["kind"], fmt::format("simple_pendulum_exact needs {} released from rest", point));
   if (model.gravity.norm() == 0.0) rd.fail(ref["kind"], "simple_pendulum_exact needs gravity");
@@ -420,16 +397,17 @@ ReferenceSpec read_hinged_body_reference(const Reader& rd, const Frame& frame, c
   const Eigen::Vector3d axis = frame.direction(rd.required(ref, "axis", "reference"), "reference.axis");
   if (!(axis.norm() > 0.0)) rd.fail(ref["axis"], "reference.axis must not be zero");
   r.axis = axis.normalized();
-  if (model.bodies.size() != 1 || !model.points.empty() || !model.rods.empty())
-    rd.fail(ref["kind"], "hinged_body_energy needs a model of one rigid body and its spherical joints to the ground");
+  const auto sphericals = model.elements_of<SphericalJoint>();
+  if (model.dim != 3 || model.bodies.size() != 1 || !model.points.empty() || sphericals.size() != model.elements.size())
+    rd.fail(ref["kind"], "hinged_body_energy needs a spatial model of one rigid body and its spherical joints to the ground");
   const RigidBody& body = model.bodies[r.body];
   std::vector<Eigen::Vector3d> pins;
-  for (const SphericalJoint& j : model.sphericals) {
-    if (j.a.body >= 0 || j.a.point != kGround || j.b.body != r.body)
-      rd.fail(ref["kind"], fmt::format("hinged_body_energy: joint {} does not join {} to the ground", j.name, name));
-    const Eigen::Vector3d g = j.a.at, off = g - r.pivot;
+  for (const SphericalJoint* j : sphericals) {
+    if (!j->a.is_ground() || j->b.body != r.body)
+      rd.fail(ref["kind"], fmt::format("hinged_body_energy: joint {} does not join {} to the ground", j->name, name));
+    const Eigen::Vector3d g = j->a.at, off = g - r.pivot;
     if ((off - off.dot(r.axis) * r.axis).norm() > 1e-9 * body.length_scale)
-      rd.fail(ref["axis"], fmt::format("hinged_body_energy: joint {} is not on the axis through reference.pivot", j.name));
+      rd.fail(ref["axis"], fmt::format("hinged_body_energy: joint {} is not on the axis through reference.pivot", j->name));
     bool distinct = true;
     for (const Eigen::Vector3d& pin : pins) distinct = distinct && (pin - g).norm() > 1e-9 * body.length_scale;
     if (distinct) pins.push_back(g);
@@ -438,7 +416,7 @@ ReferenceSpec read_hinged_body_reference(const Reader& rd, const Frame& frame, c
   if (body.v0.norm() != 0.0 || body.omega0.norm() != 0.0)
     rd.fail(ref["kind"], fmt::format("hinged_body_energy needs {} released from rest", name));
   const Eigen::Vector3d g_perp = model.gravity - model.gravity.dot(r.axis) * r.axis;
-  const Eigen::Vector3d arm = (body.r0 - r.pivot) - (body.r0 - r.pivot).dot(r.axis) * r.axis;
+  const Eigen::Vector3d r0 = body.r0, arm = (r0 - r.pivot) - (r0 - r.pivot).dot(r.axis) * r.axis;
   if (g_perp.norm() == 0.0 || arm.norm() == 0.0)
     rd.fail(ref["kind"], "hinged_body_energy needs gravity across the axis and the centroid off the axis");
   const double cos0 = arm.normalized().dot(g_perp.normalized());  // 1: hanging at the bottom, -1: at the top
@@ -474,8 +452,9 @@ Problem read_analysis_score(const Reader& rd, const YAML::Node& root, Problem p)
   r.point = model.find_point(point);
   if (r.point == kNoPoint) rd.fail(ref["point"], fmt::format("reference names body '{}', which is not defined", point));
   r.pivot = frame.point(rd.required(ref, "pivot", "reference"), "reference.pivot");
-  if (model.rods.size() != 1 || model.points.size() != 1 || !model.bodies.empty() || !model.sphericals.empty() ||
-      model.rods[0].a != kGround || (model.rods[0].ground_a - r.pivot).norm() > 1e-12 * model.rods[0].length)
+  const auto rods = model.elements_of<Rod>();
+  if (rods.size() != 1 || model.elements.size() != 1 || model.points.size() != 1 || !model.bodies.empty() ||
+      !rods[0]->a.is_ground() || (rods[0]->a.at - r.pivot).norm() > 1e-12 * rods[0]->length)
     rd.fail(ref["kind"], "pendulum_linear needs a model of one point on one rod from the ground at the pivot");
   if (model.gravity.norm() == 0.0) rd.fail(ref["kind"], "pendulum_linear needs gravity");
   // The linearization is about the static equilibrium: hanging straight down, at rest.
@@ -506,8 +485,8 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
   }
   try {
     rd.expect_map(root, "the problem file",
-                  {"name", "title", "source", "space", "plane", "gravity", "bodies", "joints", "contacts", "analysis", "run",
-                   "score", "reference"});
+                  {"name", "title", "source", "space", "plane", "gravity", "bodies", "joints", "forces", "contacts", "analysis",
+                   "run", "score", "reference"});
     Problem p;
     p.file = file_name;
     p.name = rd.text(rd.required(root, "name", "the problem"), "name");
@@ -518,11 +497,12 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
     read_space(rd, root, model);
     const Frame frame{rd, model};
     model.gravity = frame.direction(rd.required(root, "gravity", "the problem"), "gravity");
-    read_bodies(rd, frame, root, model);
-    JointMarks marks;
-    read_joints(rd, frame, root, model, marks);
-    check_initial_state(rd, marks, model, options.project_initial_state);
-    read_contacts(rd, frame, root, model);
+    std::vector<YAML::Node> body_nodes;
+    read_bodies(rd, frame, root, model, body_nodes);
+    read_elements(rd, frame, root, model, ElementRole::kJoint);
+    check_initial_state(rd, body_nodes, model, options.project_initial_state);
+    read_elements(rd, frame, root, model, ElementRole::kForce);
+    read_elements(rd, frame, root, model, ElementRole::kContact);
 
     if (const YAML::Node an = root["analysis"]) {
       rd.expect_map(an, "analysis", {"kind", "repetitions"});
@@ -535,9 +515,10 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
         a.repetitions = static_cast<int>(n);
       }
       if (root["run"]) rd.fail(root["run"], "an analysis problem has no 'run' (there is no time integration)");
-      if (!model.contacts.empty()) rd.fail(root["contacts"], "linearization does not apply to contacts");
+      if (model.has_role(ElementRole::kContact)) rd.fail(root["contacts"], "linearization does not apply to contacts");
       p.analysis = a;
       p.history_name = model.points.empty() ? model.bodies[0].name : model.points[0].name;
+      p.history_point = measured_point(rd, YAML::Node(p.history_name), model, "run.history_point");
       return read_analysis_score(rd, root, std::move(p));
     }
     const YAML::Node run = rd.required(root, "run", "the problem");
@@ -550,25 +531,17 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
     if (p.run.output_interval < 1e-7 * p.run.end_time)
       rd.fail(run["output_interval"], "run.output_interval must be at least 1e-7 of run.end_time (at most 1e7 history rows)");
     // Default: the first point mass, else the first rigid body's centroid.
-    p.history_offset = model.points.empty() ? model.body_offset(0) : 0;
     p.history_name = model.points.empty() ? model.bodies[0].name : model.points[0].name;
+    p.history_point = measured_point(rd, YAML::Node(p.history_name), model, "run.history_point");
     if (const YAML::Node hp = run["history_point"]) {
-      const std::string point = rd.text(hp, "run.history_point");
-      const int i = model.find_point(point), b = model.find_body(point);
-      if (i == kNoPoint && b < 0) rd.fail(hp, fmt::format("run.history_point names body '{}', which is not defined", point));
-      p.history_offset = i != kNoPoint ? model.dim * i : model.body_offset(b);
-      p.history_name = point;
+      p.history_name = rd.text(hp, "run.history_point");
+      p.history_point = measured_point(rd, hp, model, "run.history_point");
     }
     if (const YAML::Node more = run["also_history_points"]) {
       if (!more.IsSequence()) rd.fail(more, "run.also_history_points must be a list of body names");
-      for (const YAML::Node& n : more) {
-        const std::string point = rd.text(n, "run.also_history_points");
-        const int i = model.find_point(point), b = model.find_body(point);
-        if (i == kNoPoint && b < 0) rd.fail(n, fmt::format("run.also_history_points names body '{}', which is not defined", point));
-        p.extra_history_points.emplace_back(point, i != kNoPoint ? model.dim * i : model.body_offset(b));
-      }
+      for (const YAML::Node& n : more)
+        p.extra_history_points.emplace_back(rd.text(n, "run.also_history_points"), measured_point(rd, n, model, "run.also_history_points"));
     }
-
     const YAML::Node score = rd.required(root, "score", "the problem");
     rd.expect_map(score, "score", {"rule", "objective", "published_step", "checks", "energy_datum"});
     if (score["energy_datum"]) p.energy_datum = rd.number(score["energy_datum"], "score.energy_datum");

@@ -82,14 +82,14 @@ struct Problem {
   std::vector<Check> checks;            // score.checks
   std::optional<double> published_step; // score.published_step (s): fixed-step cases also run at it
   double energy_datum = 0.0;  // score.energy_datum (J): subtracted from reported total energies
-  // The point (or rigid body's centroid) whose x, y the time histories record (run.history_point):
-  // its offset in the natural coordinates q, and its name.
-  int history_offset = 0;
+  // The point whose first two coordinates the time histories record (run.history_point: a point
+  // mass, a rigid body's centroid, or BODY.POINT), as a combination of natural coordinates.
+  Combo history_point;
   std::string history_name;
   // run.also_history_points: further points whose x, y are appended to every history row.
-  std::vector<std::pair<std::string, int>> extra_history_points;  // name, offset in q
+  std::vector<std::pair<std::string, Combo>> extra_history_points;
   // Problems with contacts also record the total energy (J, from score.energy_datum) in histories.
-  bool history_total_energy() const { return !model.contacts.empty(); }
+  bool history_total_energy() const { return model.has_role(ElementRole::kContact); }
   int history_extra_columns() const { return (history_total_energy() ? 1 : 0) + 2 * static_cast<int>(extra_history_points.size()); }
 };
 

@@ -1,5 +1,7 @@
 #include "report/report.hpp"
 
+#include "elements/plane_contact.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -95,7 +97,7 @@ std::string format_table(const BenchReport& report) {
 
 std::string format_impacts(const BenchReport& report) {
   const Problem& p = *report.problem;
-  if (p.model.contacts.empty()) return "";
+  if (!p.model.has_role(ElementRole::kContact)) return "";
   std::string out = fmt::format("\nimpacts (t s of the first state after, contact, normal velocity at the reported states before -> after m/s, "
                                 "total energy after J, datum {:g} J)\n",
                                 p.energy_datum);
@@ -105,7 +107,7 @@ std::string format_impacts(const BenchReport& report) {
                        r.score.micro_impacts, kImpactJump, r.score.max_penetration);
     for (size_t i = 0; i < r.score.impacts.size() && i < 6; ++i) {
       const Impact& im = r.score.impacts[i];
-      out += fmt::format("  t = {:.4f}  {:<11} {:8.4f} -> {:7.4f}  E = {:.4f}\n", im.t, p.model.contacts[im.contact].name,
+      out += fmt::format("  t = {:.4f}  {:<11} {:8.4f} -> {:7.4f}  E = {:.4f}\n", im.t, plane_contacts(p.model)[im.contact]->name,
                          im.vn_before, im.vn_after, im.energy_after);
     }
     if (r.score.impacts.size() > 6) out += fmt::format("  ... ({} more in summary.json)\n", r.score.impacts.size() - 6);
@@ -253,11 +255,11 @@ std::string to_json(const BenchReport& report) {
             .field("true", e.is_true).field("why", e.why).end_object();
       j.end_array().end_object();
     }
-    if (!p.model.contacts.empty()) {
+    if (p.model.has_role(ElementRole::kContact)) {
       j.field("max_penetration_m", ran ? r.score.max_penetration : nan).field("micro_impacts", r.score.micro_impacts);
       j.key("impacts").begin_array();
       for (const Impact& im : r.score.impacts)
-        j.begin_object().field("t_s", im.t).field("contact", p.model.contacts[im.contact].name).field("vn_before_m_s", im.vn_before)
+        j.begin_object().field("t_s", im.t).field("contact", plane_contacts(p.model)[im.contact]->name).field("vn_before_m_s", im.vn_before)
             .field("vn_after_m_s", im.vn_after).field("energy_after_J", im.energy_after).end_object();
       j.end_array();
     }
@@ -321,7 +323,7 @@ std::string to_markdown(const BenchReport& report) {
     out += fmt::format("- `{}`: {}\n", r.row_name(), r.message);
   }
   if (!p.checks.empty()) out += "\n```\n" + format_checks(report) + "```\n";
-  if (!p.model.contacts.empty()) out += "\n```\n" + format_impacts(report) + "```\n";
+  if (p.model.has_role(ElementRole::kContact)) out += "\n```\n" + format_impacts(report) + "```\n";
   return out;
 }
 

@@ -2,6 +2,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "elements/rod.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -11,7 +13,7 @@ namespace mbs {
 
 std::vector<std::complex<double>> exact_pendulum_eigenvalues(const Problem& problem) {
   const Model& m = problem.model;
-  const double w = std::sqrt(m.gravity.norm() / m.rods.at(0).length);
+  const double w = std::sqrt(m.gravity.norm() / m.elements_of<Rod>().at(0)->length);
   std::vector<std::complex<double>> s;
   for (int k = 0; k < m.dim - 1; ++k) s.insert(s.end(), {{0.0, w}, {0.0, -w}});
   return s;

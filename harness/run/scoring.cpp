@@ -42,26 +42,45 @@ ScoringObserver::ScoringObserver(const Problem& problem, bool record_history)
       q_last_(nat_.nq()) {
   if (problem.reference && problem.reference->kind == "simple_pendulum_exact") exact_ = SimplePendulumExact::from_problem(problem);
   if (problem.reference && problem.reference->kind == "hinged_body_energy") hinged_ = HingedBodyExact::from_problem(problem);
-  history_offset_ = problem.history_offset;
+  contacts_ = plane_contacts(problem.model);
+  for (const Element* f : nat_.force_elements())
+    if (f->potential_period() > 0.0) periodic_.push_back({f, f->potential_period(), 0.0, 0.0});
   if (record_) history_.reserve(static_cast<size_t>(problem.run.end_time / problem.run.output_interval) + 16);
 }
 
 void ScoringObserver::reset() {
   first_ = true;
+  for (Periodic& p : periodic_) p.offset = 0.0;
   max_drift_ = max_phi_ = max_phi_v_ = 0.0;
   max_pen_ = 0.0;
   max_drift_impacts_ = 0.0;
   impacts_.clear();
   micro_ = 0;
-  vn_prev_.setZero(static_cast<Eigen::Index>(problem_.model.contacts.size()));
+  vn_prev_.setZero(static_cast<Eigen::Index>(contacts_.size()));
   history_.clear();
   history_extra_.clear();
   swing_.clear();
   next_output_ = 0.0;
 }
 
+double ScoringObserver::energy(const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
+  double e = nat_.energy(q, v);
+  // A periodic potential (a planar torque's -tau theta) is continued across its branch cut: a jump
+  // of more than half a period between steps is a wrap, not work.
+  for (Periodic& p : periodic_) {
+    const double V = p.element->potential_energy(problem_.model, q);
+    if (!first_) {
+      const double jump = V - p.last;
+      p.offset -= p.period * std::round(jump / p.period);
+    }
+    p.last = V;
+    e += p.offset;
+  }
+  return e;
+}
+
 void ScoringObserver::on_step(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
-  const double e = nat_.energy(q, v);
+  const double e = energy(q, v);
   if (first_) e0_ = e;  // the benchmark's reference: the initial mechanical energy
   nat_.Phi(q, phi_);
   nat_.Phi_q_times(q, v, phi_v_);
@@ -73,10 +92,9 @@ void ScoringObserver::on_step(double t, const Eigen::VectorXd& q, const Eigen::V
   upd(max_phi_, phi);
   upd(max_phi_v_, phi_v);
   if (first_) e_ref_ = e;
-  const auto& contacts = problem_.model.contacts;
   bool impact = false;
-  for (size_t i = 0; i < contacts.size(); ++i) {
-    const double g = problem_.model.gap(contacts[i], q), vn = problem_.model.normal_velocity(contacts[i], v);
+  for (size_t i = 0; i < contacts_.size(); ++i) {
+    const double g = contacts_[i]->gap(problem_.model, q), vn = contacts_[i]->normal_velocity(problem_.model, v);
     upd(max_pen_, -g);
     // At the wall after the step: |gap| within what one step of the faster of the two velocities
     // moves (a turning point inside or away from the wall is not an impact).
@@ -105,9 +123,13 @@ void ScoringObserver::on_step(double t, const Eigen::VectorXd& q, const Eigen::V
                   t >= problem_.run.end_time * (1 - 1e-14))) {
     // The point's first two coordinates in the model's frame: in-plane (along plane.e1, e2) for
     // planar problems, world x, y for spatial ones.
-    history_.push_back({t, q[history_offset_], q[history_offset_ + 1], drift, phi, phi_v});
+    const Combo::Small r = problem_.history_point.eval(q);
+    history_.push_back({t, r[0], r[1], drift, phi, phi_v});
     if (problem_.history_total_energy()) history_extra_.push_back(e - problem_.energy_datum);
-    for (const auto& [name, offset] : problem_.extra_history_points) history_extra_.insert(history_extra_.end(), {q[offset], q[offset + 1]});
+    for (const auto& [name, point] : problem_.extra_history_points) {
+      const Combo::Small x = point.eval(q);
+      history_extra_.insert(history_extra_.end(), {x[0], x[1]});
+    }
     const double dt = problem_.run.output_interval;
     next_output_ = (std::floor(t / dt + 1e-9) + 1) * dt;
   }

@@ -10,6 +10,7 @@
 
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
+#include "elements/plane_contact.hpp"
 #include "problem/problem.hpp"
 #include "reference/hinged_body.hpp"
 #include "reference/simple_pendulum.hpp"
@@ -87,7 +88,14 @@ class ScoringObserver final : public StepObserver {
   NaturalCoordinates nat_;
   std::optional<SimplePendulumExact> exact_;
   std::optional<HingedBodyExact> hinged_;
-  int history_offset_;
+  std::vector<const PlaneContact*> contacts_;
+  struct Periodic {
+    const Element* element;
+    double period, last, offset;
+  };
+  std::vector<Periodic> periodic_;
+  // Total energy with periodic potentials unwrapped along the run.
+  double energy(const Eigen::VectorXd& q, const Eigen::VectorXd& v);
   bool record_;
   double e0_ = 0.0, next_output_ = 0.0, t_last_ = 0.0;
   bool first_ = true;

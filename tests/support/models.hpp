@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/model.hpp"
+#include "elements/rod.hpp"
 
 namespace mbs::testing {
 
@@ -27,8 +28,8 @@ inline Model chain_model(int dim, const std::vector<ChainLink>& links) {
   for (size_t i = 0; i < links.size(); ++i) {
     const Eigen::VectorXd r = links[i].r0.head(dim), v = links[i].v0.head(dim);
     m.points.push_back({std::string(1, static_cast<char>('A' + i)), links[i].mass, r, v});
-    m.rods.push_back({"rod" + std::to_string(i), i == 0 ? kGround : static_cast<int>(i) - 1, static_cast<int>(i),
-                      Eigen::VectorXd::Zero(dim), (r - previous).norm()});
+    m.elements.push_back(std::make_shared<Rod>("rod" + std::to_string(i), i == 0 ? kGround : static_cast<int>(i) - 1, static_cast<int>(i),
+                      Eigen::VectorXd::Zero(dim), (r - previous).norm()));
     previous = r;
   }
   return m;

@@ -1,0 +1,30 @@
+// The lengths a model is built of (rods' lengths, rigid bodies' sizes, m): the scale of position
+// tolerances in the natural-coordinate formulations. NaN when the model has none.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/model.hpp"
+#include "elements/rod.hpp"
+
+namespace mbs {
+
+inline double max_model_length(const Model& model) {
+  double l = std::numeric_limits<double>::quiet_NaN();
+  auto take = [&](double x) { l = std::isnan(l) ? x : std::max(l, x); };
+  for (const Rod* rod : model.elements_of<Rod>()) take(rod->length);
+  for (const RigidBody& body : model.bodies) take(body.length_scale);
+  return l;
+}
+
+inline double min_model_length(const Model& model) {
+  double l = std::numeric_limits<double>::quiet_NaN();
+  auto take = [&](double x) { l = std::isnan(l) ? x : std::min(l, x); };
+  for (const Rod* rod : model.elements_of<Rod>()) take(rod->length);
+  for (const RigidBody& body : model.bodies) take(body.length_scale);
+  return l;
+}
+
+}  // namespace mbs

@@ -1,0 +1,41 @@
+#include "elements/fixed.hpp"
+
+#include "elements/joint_rows.hpp"
+#include "problem/element_kinds.hpp"
+
+namespace mbs {
+
+void FixedJoint::add_rows(const Model& model, std::vector<ConstraintRow>& rows) const {
+  const double l = elements::joint_scale(model, a, b);
+  elements::add_coincidence_rows(model, a, b, l, rows);
+  elements::add_rotation_lock_rows(model, a.body, b.body, l, rows);
+}
+
+namespace {
+
+std::shared_ptr<Element> read_fixed(const ReadContext& ctx, const YAML::Node& j, const std::string& name) {
+  const Reader& rd = ctx.rd;
+  rd.expect_map(j, "a fixed joint", {"name", "kind", "a", "b", "at"});
+  auto f = std::make_shared<FixedJoint>();
+  f->name = name;
+  f->mark = ctx.mark(j);
+  Eigen::VectorXd at;
+  if (j["at"]) at = ctx.frame.point(j["at"], "'at' of joint " + name);
+  f->a = ctx.end(j, "a", "joint " + name, j["at"] ? &at : nullptr);
+  f->b = ctx.end(j, "b", "joint " + name, j["at"] ? &at : nullptr);
+  if (f->a.is_ground() && f->b.is_ground()) rd.fail(j, fmt::format("joint {} connects ground to ground", name));
+  if (f->a.body == f->b.body && f->a.point == f->b.point) rd.fail(j, fmt::format("joint {} connects body to itself", name));
+  if (f->b.is_ground()) std::swap(f->a, f->b);
+  for (const Anchor* an : {&f->a, &f->b})
+    if (an->point >= 0)
+      rd.fail(j, fmt::format("joint {}: a point mass has no orientation to weld; attach it to its body with 'point_masses' "
+                             "(folded into the body's inertia) or a spherical joint", name));
+  return f;
+}
+
+}  // namespace
+
+MBS_REGISTER_ELEMENT_KIND(fixed, {"fixed", ElementRole::kJoint,
+                                  "weld of two rigid bodies (or a body to the ground); 3 rows planar, 6 spatial", read_fixed});
+
+}  // namespace mbs

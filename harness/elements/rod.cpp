@@ -1,0 +1,46 @@
+#include "elements/rod.hpp"
+
+#include "problem/element_kinds.hpp"
+
+namespace mbs {
+
+void Rod::add_rows(const Model& model, std::vector<ConstraintRow>& rows) const {
+  ConstraintRow r;
+  r.d1 = model.combo();
+  model.add_anchor(r.d1, a, 1.0);
+  model.add_anchor(r.d1, b, -1.0);
+  r.same = true;
+  r.s = 0.5 / length;
+  r.c = length * length;
+  r.scale = length;
+  rows.push_back(r);
+}
+
+namespace {
+
+std::shared_ptr<Element> read_rod(const ReadContext& ctx, const YAML::Node& j, const std::string& name) {
+  const Reader& rd = ctx.rd;
+  rd.expect_map(j, "a rod", {"name", "kind", "a", "b", "length"});
+  auto rod = std::make_shared<Rod>();
+  rod->name = name;
+  rod->mark = ctx.mark(j["length"] ? j["length"] : j);
+  rod->a = ctx.end(j, "a", "joint " + name, nullptr);
+  rod->b = ctx.end(j, "b", "joint " + name, nullptr);
+  if (rod->a.is_ground() && rod->b.is_ground()) rd.fail(j, fmt::format("joint {} connects ground to ground", name));
+  if (rod->a.body == rod->b.body && rod->a.point == rod->b.point)
+    rd.fail(j, fmt::format("joint {} connects body to itself", name));
+  if (rod->b.is_ground()) std::swap(rod->a, rod->b);  // keep the ground end in `a`
+  const Eigen::VectorXd q0 = ctx.model.initial_q();
+  const double initial = (ctx.model.anchor_position(rod->a, q0) - ctx.model.anchor_position(rod->b, q0)).norm();
+  rod->length = j["length"] ? rd.positive(j["length"], "length of " + name) : initial;
+  if (!(rod->length > 0.0)) rd.fail(j, fmt::format("joint {} has zero length in the initial configuration", name));
+  return rod;
+}
+
+}  // namespace
+
+MBS_REGISTER_ELEMENT_KIND(rod, {"rod", ElementRole::kJoint,
+                                "massless rigid rod between two points (pins in a plane, spherical ends in space); 1 row",
+                                read_rod});
+
+}  // namespace mbs

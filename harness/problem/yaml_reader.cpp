@@ -1,0 +1,80 @@
+#include "problem/yaml_reader.hpp"
+
+namespace mbs {
+
+Eigen::VectorXd ReadContext::direction(const YAML::Node& n, const std::string& what) const {
+  const Eigen::VectorXd d = frame.direction(n, what);
+  if (!(d.norm() > 0.0)) rd.fail(n, fmt::format("{} must not be zero", what));
+  return d / d.norm();
+}
+
+Anchor ReadContext::end(const YAML::Node& node, const char* key, const std::string& element,
+                        const Eigen::VectorXd* at_world) const {
+  const YAML::Node e = rd.required(node, key, element);
+  Anchor an;
+  // A rigid body's point given in world coordinates at the initial configuration.
+  auto on_body_at_world = [&](int body, const Eigen::VectorXd& w) {
+    const RigidBody& b = model.bodies[body];
+    an.body = body;
+    an.point = kNoPoint;
+    an.at = b.R0.transpose() * (w - b.r0);
+  };
+  if (e.IsScalar()) {
+    const std::string s = e.Scalar();
+    const size_t dot = s.find('.');
+    if (dot != std::string::npos) {  // BODY.POINT
+      const std::string body = s.substr(0, dot), point = s.substr(dot + 1);
+      const int k = model.find_body(body);
+      if (k < 0) rd.fail(e, fmt::format("{} names rigid body '{}', which is not defined", element, body));
+      const int p = model.bodies[k].find_point(point);
+      if (p < 0) rd.fail(e, fmt::format("{} names point '{}' of {}, which is not defined (its 'points')", element, point, body));
+      an.body = k;
+      an.point = kNoPoint;
+      an.at = model.bodies[k].points[p].second;
+      return an;
+    }
+    if (s == "ground") {
+      if (!at_world) rd.fail(e, fmt::format("end '{}' of {} is the ground: give the point as {{ground: [x, y, z]}} or the element's 'at'", key, element));
+      an.at = *at_world;
+      return an;
+    }
+    an.point = model.find_point(s);
+    if (an.point != kNoPoint) return an;
+    const int k = model.find_body(s);
+    if (k < 0) rd.fail(e, fmt::format("{} names body '{}', which is not defined", element, s));
+    if (!at_world)
+      rd.fail(e, fmt::format("end '{}' of {} is rigid body {}: say where, as {}.POINT, {{body: {}, at: [x, y, z]}} or the element's 'at'",
+                             key, element, s, s, s));
+    on_body_at_world(k, *at_world);
+    return an;
+  }
+  rd.expect_map(e, fmt::format("end '{}' of {}", key, element), {"ground", "body", "at"});
+  if (e["ground"] && e["body"]) rd.fail(e, "a joint end is either {ground: [x, y, z]} or {body: NAME}, not both");
+  if (e["ground"]) {
+    if (e["at"]) rd.fail(e["at"], "'at' locates a point on a rigid body; a ground end gives its position in 'ground'");
+    an.at = frame.point(e["ground"], fmt::format("ground point of {}", element));
+    return an;
+  }
+  if (!e["body"]) rd.fail(e, "a joint end needs 'ground: [x, y, z]' or 'body: NAME'");
+  const std::string body = rd.text(e["body"], "body name");
+  an.point = model.find_point(body);
+  if (an.point != kNoPoint) {
+    if (e["at"]) rd.fail(e["at"], fmt::format("'{}' is a point mass: a joint attaches to it without 'at'", body));
+    return an;
+  }
+  an.body = model.find_body(body);
+  if (an.body < 0) rd.fail(e["body"], fmt::format("{} names body '{}', which is not defined", element, body));
+  if (!e["at"]) {
+    if (!at_world)
+      rd.required(e, "at", fmt::format("end '{}' of {} (a point on rigid body {}, body frame, m)", key, element, body));
+    on_body_at_world(an.body, *at_world);
+    return an;
+  }
+  const RigidBody& b = model.bodies[an.body];
+  const Eigen::Vector3d at = rd.vec3(e["at"], fmt::format("'at' of {}", element));
+  if (model.dim == 2 && at[2] != 0.0) rd.fail(e["at"], fmt::format("'at' of {} is off the plane (z must be 0 in a planar body's frame)", element));
+  an.at = b.from_body_frame(at.head(model.dim));
+  return an;
+}
+
+}  // namespace mbs
