@@ -36,6 +36,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "common/independent_rows.hpp"
 #include "common/length_scale.hpp"
 #include "core/formulation.hpp"
 #include "ida_index3/ida_residual.hpp"
@@ -45,21 +46,6 @@ namespace mbs::ida_index3 {
 
 // ---------------------------------------------------------------------------------------------
 // The DAE
-
-namespace {
-// Independent rows of the model's constraints at its initial configuration.
-std::vector<int> independent_rows(const NaturalCoordinates& nat, const Model& model) {
-  std::vector<int> rows;
-  if (nat.nc() == 0) return rows;
-  Eigen::MatrixXd Phi_q(nat.nc(), nat.nq());
-  nat.Phi_q(model.initial_q(), Phi_q);
-  Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(Phi_q.transpose());
-  qr.setThreshold(1e-10);
-  for (Eigen::Index k = 0; k < qr.rank(); ++k) rows.push_back(static_cast<int>(qr.colsPermutation().indices()[k]));
-  std::sort(rows.begin(), rows.end());
-  return rows;
-}
-}  // namespace
 
 Index3Dae::Index3Dae(const Model& model)
     : nat_(model),

@@ -1,0 +1,175 @@
+// Formulations "projection" and "unprojected": natural coordinates, the index-1 (acceleration-level)
+// equations M a + Phi_q^T lambda = Q, Phi_q a = -d/dt(Phi_q) v solved through G M^-1 G^T
+// (projection_ode.hpp), integrated by the explicit Runge-Kutta methods of common/explicit_rk.hpp.
+// "projection" projects the state mass-orthogonally onto Phi(q) = 0 and then Phi_q v = 0 after
+// every accepted step (and once at t = 0); "unprojected" is the same method without any projection,
+// registered as its own formulation so that the table shows what the projection buys (its
+// constraint violations drift as the integration error accumulates; the name sorts after
+// "minimal", where tests/test_failures.cpp expects the known-case list to continue).
+//
+// Integrators: rk4 (fixed step), fehlberg8-fixed (the 8th-order weights of ARKODE's Fehlberg 8(7)
+// table at a fixed step: 13 right-hand sides per step; ARKODE 6.4 has no other 8th-order explicit
+// table), dopri5 and fehlberg8 (adaptive, EmbeddedRk with local extrapolation, rtol = atol = tol).
+//
+// FSAL (dopri5): after a step EmbeddedRk keeps its last stage f(t, y_unprojected) as the next step's
+// first stage, and the projection then moves y. We keep that stage, not re-evaluated: the projection
+// moves y by the step's constraint drift, O(h^(p+1)), so the stale stage differs from f(t, y) by as
+// much and enters the next step multiplied by h, below that step's own local error; re-evaluating
+// costs one right-hand side per step (1/6 of dopri5's) and EmbeddedRk can only drop the stage
+// together with its step size (initialize()). Fehlberg 8(7) is not FSAL.
+//
+// Redundant constraints: independent rows chosen once at setup (common/independent_rows.hpp).
+// Contacts: unsupported (no event location). Linearization: none.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <utility>
+
+#include "common/explicit_rk.hpp"
+#include "common/independent_rows.hpp"
+#include "core/formulation.hpp"
+#include "core/natural_coordinates.hpp"
+#include "projection/projection.hpp"
+#include "projection/projection_ode.hpp"
+
+namespace mbs::projection {
+namespace {
+
+template <int NQ, int NR, template <class> class Stepper>
+class FixedSimulator final : public FixedStepSimulator, public ProjectionRun {
+ public:
+  using Ode = ProjectionOde<NQ, NR>;
+  template <typename... Args>
+  FixedSimulator(const Model& model, std::vector<int> rows, bool project, double h, Args&&... args)
+      : FixedStepSimulator(model, h), ode_(model, std::move(rows), stats_), rk_(ode_, std::forward<Args>(args)...),
+        y_(ode_.size()), project_(project) {}
+  int kept_rows() const override { return ode_.kept_rows(); }
+  int dropped_rows() const override { return ode_.dropped_rows(); }
+  bool projects() const override { return project_; }
+
+ private:
+  void do_initialize_state() override {
+    ode_.initial_state(y_);
+    if (project_) ode_.project(0.0, y_);
+  }
+  void do_fixed_step(double h) override {
+    rk_.step(time(), h, y_, stats_);
+    if (project_) ode_.project(time() + h, y_);
+  }
+  void do_model_state() override { ode_.model_state(y_, q_model_, v_model_); }
+
+  Ode ode_;
+  Stepper<Ode> rk_;
+  typename Ode::State y_;
+  bool project_;
+};
+
+template <int NQ, int NR>
+class ErkSimulator final : public Simulator, public ProjectionRun {
+ public:
+  using Ode = ProjectionOde<NQ, NR>;
+  ErkSimulator(const Model& model, std::vector<int> rows, bool project, const ButcherTable& table, double tol)
+      : Simulator(model), ode_(model, std::move(rows), stats_), rk_(ode_, table, tol, tol), y_(ode_.size()),
+        project_(project) {}
+  int kept_rows() const override { return ode_.kept_rows(); }
+  int dropped_rows() const override { return ode_.dropped_rows(); }
+  bool projects() const override { return project_; }
+
+ private:
+  void do_initialize(double /*t_end*/) override {  // adaptive: steps are clipped to t_end in do_step
+    t_ = 0.0;
+    ode_.initial_state(y_);
+    if (project_) ode_.project(t_, y_);
+    rk_.initialize(t_, y_, stats_);
+  }
+  void do_step(double t_end) override {
+    rk_.step(t_, y_, t_end, stats_);
+    if (project_) ode_.project(t_, y_);  // FSAL stage kept (file comment)
+  }
+  double do_time() const override { return t_; }
+  void do_model_state() override { ode_.model_state(y_, q_model_, v_model_); }
+
+  Ode ode_;
+  EmbeddedRk<Ode> rk_;
+  typename Ode::State y_;
+  bool project_;
+  double t_ = 0.0;
+};
+
+// Fixed sizes for the planar and spatial pendulum and the planar double pendulum (no row dropped),
+// dynamic sizes otherwise.
+template <template <int, int> class Sim, typename... Args>
+std::unique_ptr<Simulator> make_sized(const Model& model, std::vector<int> rows, Args&&... args) {
+  const int nq = model.nq(), nc = model.nc(), nr = static_cast<int>(rows.size());
+  if (nr == nc) {
+    if (nq == 2 && nc == 1) return std::make_unique<Sim<2, 1>>(model, std::move(rows), std::forward<Args>(args)...);
+    if (nq == 3 && nc == 1) return std::make_unique<Sim<3, 1>>(model, std::move(rows), std::forward<Args>(args)...);
+    if (nq == 4 && nc == 2) return std::make_unique<Sim<4, 2>>(model, std::move(rows), std::forward<Args>(args)...);
+  }
+  return std::make_unique<Sim<Eigen::Dynamic, Eigen::Dynamic>>(model, std::move(rows), std::forward<Args>(args)...);
+}
+
+template <int NQ, int NR>
+using Rk4Simulator = FixedSimulator<NQ, NR, Rk4>;
+template <int NQ, int NR>
+using Rk8Simulator = FixedSimulator<NQ, NR, FixedButcherRk>;
+
+class Index1Formulation : public Formulation {
+ public:
+  explicit Index1Formulation(bool project) : project_(project) {}
+  std::string name() const override { return project_ ? "projection" : "unprojected"; }
+  std::string description() const override {
+    return project_ ? "natural coordinates, index-1 equations through G M^-1 G^T, explicit Runge-Kutta, "
+                      "mass-orthogonal projection of positions and velocities after every step"
+                    : "natural coordinates, index-1 equations through G M^-1 G^T, explicit Runge-Kutta, "
+                      "no projection (constraint drift left as it grows)";
+  }
+  std::vector<IntegratorInfo> integrators() const override {
+    return {
+        {"rk4", SettingKind::kFixedStep, 0.5, 1e-5, "classical Runge-Kutta, fixed step"},
+        {"fehlberg8-fixed", SettingKind::kFixedStep, 0.5, 1e-5,
+         "Fehlberg's 8th-order weights (ARKODE's 8(7) table, 13 stages) at a fixed step"},
+        {"dopri5", SettingKind::kTolerance, 1e-2, 1e-13, "Dormand-Prince 5(4), adaptive (ARKODE's table)"},
+        {"fehlberg8", SettingKind::kTolerance, 1e-2, 1e-13, "Fehlberg 8(7), 13 stages, adaptive (ARKODE's table)"},
+    };
+  }
+  // Any joint by its rows and any force element by Q(q, v): an explicit method needs no Jacobian.
+  Accepts accepts() const override { return {{ElementRole::kJoint, ElementRole::kForce}, {}}; }
+  std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
+    if (integrator != "rk4" && integrator != "fehlberg8-fixed" && integrator != "dopri5" && integrator != "fehlberg8")
+      throw SolverError(fmt::format("{}: unknown integrator '{}' (known: rk4, fehlberg8-fixed, dopri5, fehlberg8)",
+                                    name(), integrator));
+    if (!(setting > 0.0) || !std::isfinite(setting))
+      throw SolverError(fmt::format("{}: the setting must be positive and finite, got {}", name(), setting));
+    if (const std::string why = unsupported_reason(model); !why.empty()) throw SolverError(name() + ": " + why);
+    std::vector<int> rows = independent_rows(NaturalCoordinates(model), model);
+    if (integrator == "rk4") return make_sized<Rk4Simulator>(model, std::move(rows), project_, setting);
+    if (integrator == "fehlberg8-fixed")
+      return make_sized<Rk8Simulator>(model, std::move(rows), project_, setting, ButcherTable::from_arkode("fehlberg8"));
+    return make_sized<ErkSimulator>(model, std::move(rows), project_, ButcherTable::from_arkode(integrator), setting);
+  }
+  std::string linearization_unsupported_reason(const Model& /*model*/) const override {
+    return "no linearization implemented for " + name() + " (the index-1 equations' constraint drift modes would "
+           "be double zero eigenvalues)";
+  }
+
+ private:
+  bool project_;
+};
+
+class Projection final : public Index1Formulation {
+ public:
+  Projection() : Index1Formulation(true) {}
+};
+
+class Unprojected final : public Index1Formulation {
+ public:
+  Unprojected() : Index1Formulation(false) {}
+};
+
+}  // namespace
+
+MBS_REGISTER_FORMULATION(Projection);
+MBS_REGISTER_FORMULATION(Unprojected);
+
+}  // namespace mbs::projection

@@ -1,0 +1,262 @@
+// The index-1 (acceleration-level) equations of motion in natural coordinates, as an ODE in
+// y = [q; v] for the explicit integrators of common/explicit_rk.hpp, and the mass-orthogonal
+// projection of a state onto the position and velocity constraints.
+//
+// With G = Phi_q(q) (the kept, independent rows), gamma = d/dt(Phi_q) v and M diagonal:
+//   M a + G^T lambda = Q,   G a = -gamma
+// reduces exactly to its Schur complement (M^-1 is a vector)
+//   (G M^-1 G^T) lambda = G M^-1 Q + gamma,   a = M^-1 Q - M^-1 G^T lambda,
+// an LLT of the kept rows' nr x nr matrix per right-hand side.
+//
+// Projection (after an accepted step, ProjectionOde::project):
+//   positions   Gauss-Newton, q -= M^-1 G^T (G M^-1 G^T)^-1 Phi(q), G at the current q, until
+//               |Phi|_inf <= kPhiTol x scale, or right after a correction |dq|_inf <= kStepTol x
+//               scale (constraints are quadratic: the residual it leaves is ~|dq|^2 / L, round-off);
+//               at most kMaxProjectionIterations corrections, else SolverError.
+//   velocities  v -= M^-1 G^T (G M^-1 G^T)^-1 G v with G at the projected q (one linear solve).
+// Both are the minimizers of the kinetic-energy metric |dq|_M, |dv|_M subject to the constraints.
+//
+// Redundant constraints: only the rows chosen once at setup (common/independent_rows.hpp, a pivoted
+// QR of Phi_q^T at q0) enter G; the dropped ones are combinations of the kept ones, so they hold too.
+//
+// NQ, NR (coordinates, kept rows) are fixed for the smallest models (all rows kept), Eigen::Dynamic
+// otherwise; everything is sized in the constructor, rhs() and project() allocate nothing.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "common/length_scale.hpp"
+#include "common/explicit_rk.hpp"
+#include "core/formulation.hpp"
+#include "core/natural_coordinates.hpp"
+
+namespace mbs::projection {
+
+inline constexpr double kPhiTol = 1e-14;   // x scale (m): |Phi|_inf at round-off
+inline constexpr double kStepTol = 1e-8;   // x scale (m): a correction this small leaves ~1e-16 scale
+inline constexpr int kMaxProjectionIterations = 10;
+
+template <int NQ, int NR>
+class ProjectionOde {
+ public:
+  static constexpr bool kDynamic = NQ == Eigen::Dynamic || NR == Eigen::Dynamic;
+  static constexpr int S = kDynamic ? Eigen::Dynamic : 2 * NQ;
+  using State = Eigen::Matrix<double, S, 1>;  // y = [q; v]
+  using VecQ = Eigen::Matrix<double, kDynamic ? Eigen::Dynamic : NQ, 1>;
+  using VecR = Eigen::Matrix<double, kDynamic ? Eigen::Dynamic : NR, 1>;
+  using Jac = Eigen::Matrix<double, kDynamic ? Eigen::Dynamic : NR, kDynamic ? Eigen::Dynamic : NQ>;
+  using MatR = Eigen::Matrix<double, kDynamic ? Eigen::Dynamic : NR, kDynamic ? Eigen::Dynamic : NR>;
+
+  // rows: the kept (independent) constraint rows, ascending. stats: the simulator's counters, where
+  // projection iterations and Jacobian evaluations are added.
+  ProjectionOde(const Model& model, std::vector<int> rows, RunStats& stats)
+      : nat_(model), stats_(&stats), n_q_(nat_.nq()), n_r_(static_cast<int>(rows.size())), rows_(std::move(rows)),
+        all_rows_(n_r_ == nat_.nc()), Minv_(nat_.M_diag().cwiseInverse()), Q_(nat_.Q()), MiQ_(n_q_), dq_(n_q_),
+        Phi_all_(nat_.nc()), G_all_(all_rows_ ? 0 : nat_.nc(), all_rows_ ? 0 : n_q_), r_(n_r_), gamma_(n_r_),
+        c_(n_r_), lambda_(n_r_), G_(n_r_, n_q_), GMi_(n_r_, n_q_), S_(n_r_, n_r_), llt_(n_r_),
+        q0_(model.initial_q()), v0_(model.initial_v()), qb_(n_q_), vb_(n_q_), q_ref_(qb_), v_ref_(vb_) {
+    double scale = max_model_length(model);
+    if (!(scale > 0.0)) scale = 0.0;
+    const Eigen::VectorXd q0 = model.initial_q();
+    if (q0.size() > 0) scale = std::max(scale, q0.cwiseAbs().maxCoeff());
+    if (!(scale > 0.0)) scale = 1.0;
+    tol_Phi_ = kPhiTol * scale;
+    tol_dq_ = kStepTol * scale;
+  }
+
+  ProjectionOde(const ProjectionOde&) = delete;
+  ProjectionOde& operator=(const ProjectionOde&) = delete;
+
+  int size() const { return 2 * n_q_; }
+  int kept_rows() const { return n_r_; }
+  int dropped_rows() const { return nat_.nc() - n_r_; }
+
+  void initial_state(State& y) const {
+    q(y) = q0_;
+    v(y) = v0_;
+  }
+  void model_state(const State& y, Eigen::VectorXd& q_out, Eigen::VectorXd& v_out) const {
+    q_out = q(y);
+    v_out = v(y);
+  }
+
+  // dy/dt = [v; a] from the index-1 equations (file comment).
+  void rhs(double /*t*/, const State& y, State& dydt) {
+    qb_ = q(y);
+    vb_ = v(y);
+    const VecQ& Qf = applied_forces();
+    MiQ_ = Minv_.cwiseProduct(Qf);
+    q(dydt) = vb_;
+    if (n_r_ == 0) {
+      v(dydt) = MiQ_;
+      return;
+    }
+    jacobian();
+    velocity_terms();  // gamma_
+    factor();
+    c_.noalias() = G_ * MiQ_;
+    c_ += gamma_;
+    solve(c_, lambda_);
+    auto a = v(dydt);
+    a = MiQ_;
+    a.noalias() -= GMi_.transpose() * lambda_;
+  }
+
+  // Mass-orthogonal projection of y onto Phi(q) = 0, then onto Phi_q v = 0 (file comment).
+  void project(double t, State& y) {
+    if (n_r_ == 0) return;
+    auto qy = q(y);
+    auto vy = v(y);
+    qb_ = qy;
+    for (int it = 0;; ++it) {
+      constraints();  // r_
+      const double residual = r_.cwiseAbs().maxCoeff();
+      if (residual <= tol_Phi_) break;
+      if (it == kMaxProjectionIterations || !std::isfinite(residual))
+        throw SolverError(fmt::format(
+            "projection: the position projection did not converge at t = {:.9g} s ({} iterations, |Phi| = {:.3g} m)",
+            t, it, residual));
+      jacobian();
+      factor();
+      solve(r_, lambda_);
+      dq_.noalias() = GMi_.transpose() * lambda_;
+      qy -= dq_;
+      qb_ = qy;
+      ++stats_->newton_iterations;
+      if (dq_.cwiseAbs().maxCoeff() <= tol_dq_) break;  // see kStepTol
+    }
+    jacobian();
+    factor();
+    c_.noalias() = G_ * vy;
+    solve(c_, lambda_);
+    vy.noalias() -= GMi_.transpose() * lambda_;
+  }
+
+ private:
+  // The applied force Q(q, v) (N) at the loaded state qb_, vb_: gravity's constant Q0 = M g alone,
+  // or with the force elements' Q(q, v). The one place where forces are evaluated.
+  const VecQ& applied_forces() {
+    if (nat_.has_force_elements()) nat_.Q(qb_, vb_, Q_);
+    return Q_;
+  }
+
+  // The helpers below evaluate at the loaded state qb_ (and vb_), through the prebuilt references
+  // q_ref_, v_ref_: binding a Ref<const VectorXd> per call costs a construction and a free(nullptr).
+  // G_ = kept rows of Phi_q(q).
+  void jacobian() {
+    ++stats_->jacobian_evals;
+    if (all_rows()) {
+      nat_.Phi_q(q_ref_, G_);
+      return;
+    }
+    nat_.Phi_q(q_ref_, G_all_);
+    for (int k = 0; k < n_r_; ++k) G_.row(k) = G_all_.row(rows_[k]);
+  }
+  // gamma_ = kept rows of d/dt(Phi_q) v.
+  void velocity_terms() {
+    if (all_rows()) {
+      nat_.Phi_q_dot_v(q_ref_, v_ref_, gamma_);
+      return;
+    }
+    nat_.Phi_q_dot_v(q_ref_, v_ref_, Phi_all_);
+    for (int k = 0; k < n_r_; ++k) gamma_[k] = Phi_all_[rows_[k]];
+  }
+  // r_ = kept rows of Phi(q).
+  void constraints() {
+    if (all_rows()) {
+      nat_.Phi(q_ref_, r_);
+      return;
+    }
+    nat_.Phi(q_ref_, Phi_all_);
+    for (int k = 0; k < n_r_; ++k) r_[k] = Phi_all_[rows_[k]];
+  }
+  // GMi_ = G M^-1, S = G M^-1 G^T, factored (one kept row: S is the scalar G M^-1 G^T).
+  void factor() {
+    GMi_.noalias() = G_ * Minv_.asDiagonal();
+    if constexpr (NR == 1) {
+      s_inv_ = 1.0 / GMi_.row(0).dot(G_.row(0));
+    } else {
+      S_.noalias() = GMi_ * G_.transpose();
+      llt_.compute(S_);
+    }
+  }
+  // x = S^-1 b with the S of the last factor().
+  void solve(const VecR& b, VecR& x) const {
+    if constexpr (NR == 1) x[0] = s_inv_ * b[0];
+    else x = llt_.solve(b);
+  }
+  // No row dropped (always so for the fixed sizes): Phi, Phi_q, gamma are evaluated in place.
+  bool all_rows() const {
+    if constexpr (kDynamic) return all_rows_;
+    else return true;
+  }
+
+  template <typename Y>
+  auto q(Y& y) const {
+    if constexpr (kDynamic) return y.head(n_q_);
+    else return y.template head<NQ>();
+  }
+  template <typename Y>
+  auto v(Y& y) const {
+    if constexpr (kDynamic) return y.tail(n_q_);
+    else return y.template tail<NQ>();
+  }
+
+  NaturalCoordinates nat_;
+  RunStats* stats_;
+  int n_q_, n_r_;
+  std::vector<int> rows_;
+  bool all_rows_;            // no row dropped: Phi, Phi_q, gamma are evaluated in place
+  VecQ Minv_, Q_, MiQ_, dq_; // M^-1 (1/kg), applied forces (N), M^-1 Q, position correction
+  Eigen::VectorXd Phi_all_;  // every row (only when rows are dropped)
+  Eigen::MatrixXd G_all_;
+  VecR r_, gamma_, c_, lambda_;
+  Jac G_, GMi_;
+  MatR S_;
+  Eigen::LLT<MatR> llt_;
+  double tol_Phi_ = 0.0, tol_dq_ = 0.0;
+  double s_inv_ = 0.0;  // 1 / (G M^-1 G^T) for one kept row
+  VecQ q0_, v0_;        // the model's initial state (Model::initial_q() builds a new vector)
+  VecQ qb_, vb_;        // the state the helpers evaluate at
+  Eigen::Ref<const Eigen::VectorXd> q_ref_, v_ref_;  // bound to qb_, vb_ (so: never copied or moved)
+};
+
+// Fixed-step explicit Runge-Kutta with the propagating weights b of a Butcher table (e.g. the
+// 8th-order weights of ARKODE's Fehlberg 8(7) table at a fixed step); no error estimate. All stages
+// are evaluated at every step (no FSAL reuse: Fehlberg 8(7) is not FSAL).
+template <class Ode>
+class FixedButcherRk {
+ public:
+  using State = typename Ode::State;
+  FixedButcherRk(Ode& ode, const ButcherTable& table)
+      : ode_(ode), tab_(table), k_(table.stages, State::Zero(ode.size())), ytmp_(ode.size()) {}
+
+  void step(double t, double h, State& y, RunStats& stats) {
+    const int s = tab_.stages;
+    ode_.rhs(t, y, k_[0]);
+    for (int i = 1; i < s; ++i) {
+      ytmp_ = y;
+      for (int j = 0; j < i; ++j) {
+        const double a = tab_.A[i * s + j];
+        if (a != 0.0) ytmp_ += (h * a) * k_[j];
+      }
+      ode_.rhs(t + tab_.c[i] * h, ytmp_, k_[i]);
+    }
+    for (int i = 0; i < s; ++i)
+      if (tab_.b[i] != 0.0) y += (h * tab_.b[i]) * k_[i];
+    stats.rhs_evals += s;
+  }
+
+ private:
+  Ode& ode_;
+  ButcherTable tab_;
+  std::vector<State> k_;
+  State ytmp_;
+};
+
+}  // namespace mbs::projection
