@@ -120,7 +120,8 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
       : FixedStepSimulator(model, h), nat_(model), n_q_(nat_.nq()), n_c_(nat_.nc()), M_(nat_.M_diag()), Q_(nat_.Q()),
         q0_(model.initial_q()), v0_(model.initial_v()), q_(n_q_), v_(n_q_), a_(n_q_), q_n_(n_q_), v_n_(n_q_),
         a_n_(n_q_), c_(n_q_), f_(n_q_), dq_(n_q_), w_(n_q_), Phi_(n_c_), lambda_(n_c_), mu_(n_c_), r_(n_c_),
-        gamma_(n_c_), Phi_q_(n_c_, n_q_), T_(n_q_, n_q_), ldlt_(n_q_), dim_(model.dim),
+        gamma_(n_c_), Phi_q_(n_c_, n_q_), T_(n_q_, n_q_), forces_(nat_.has_force_elements()), K_(n_q_, n_q_),
+        C_(n_q_, n_q_), ldlt_(n_q_), lu_(forces_ ? n_q_ : 0), dim_(model.dim),
         nct_(static_cast<int>(plane_contacts(model).size())), closed_(nct_, 0), in_set_(nct_, 0), active_(nct_, 0),
         set_(nct_, 0), lcp_eq_(nct_, 0), pi_(nct_), pi_s_(nct_), vn_(nct_), lcp_b_(nct_), lcp_x_(nct_),
         lcp_D_(nct_, nct_), Y_(n_q_, nct_), q_s_(n_q_), v_s_(n_q_), a_s_(n_q_),
@@ -172,9 +173,12 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   // ~280 ns with LDLT (pivoting, permutations), and its relative error ~cond(T) eps stays far below
   // the Newton tolerance for cond(T) ~ 1 + h^2 alpha / 4m (at most ~1e6, at h = 0.05 s).
   static constexpr bool kExplicitInverse = NQ != Eigen::Dynamic && NQ <= 4;
+  // Force elements make the tangent unsymmetric (a damper's dQ/dq): LU there, LDLT otherwise.
   void factor() {
     if constexpr (kExplicitInverse)
       T_inv_ = T_.inverse();
+    else if (forces_)
+      lu_.compute(T_);
     else
       ldlt_.compute(T_);
   }
@@ -182,6 +186,8 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   void solve(const Rhs& rhs, Dst& dst) const {
     if constexpr (kExplicitInverse)
       dst.noalias() = T_inv_ * rhs;
+    else if (forces_)
+      dst.noalias() = lu_.solve(rhs);
     else
       dst.noalias() = ldlt_.solve(rhs);
   }
@@ -196,6 +202,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   // t = 0. Only the positive definite M + alpha Phi_q^T Phi_q is factored, so redundant (rank-
   // deficient) constraints are fine: lambda then converges to one of the admissible multipliers.
   void initial_accelerations() {
+    if (forces_) nat_.Q(q_, v_, Q_);
     nat_.Phi_q(q_, Phi_q_);
     nat_.Phi_q_dot_v(q_, v_, gamma_);
     T_.noalias() = alpha_acc_ * Phi_q_.transpose() * Phi_q_;
@@ -245,9 +252,19 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
           add_normal(j, alpha_ * gap(j, q_) + pi_[j], f_);
         }
       }
+      if (forces_) {  // Q at (q, q'(q)) with the trapezoidal q' = 2 (q - q_n) / h - q'_n
+        v_ = (2.0 / h_) * (q_ - q_n_) - v_n_;
+        nat_.Q(q_, v_, Q_);
+      }
       f_ = M_.cwiseProduct(q_ - c_) + h24_ * (f_ - Q_);
       T_.noalias() = alpha_ * Phi_q_.transpose() * Phi_q_;
       nat_.add_Phi_qq_times(lambda_, T_);
+      if (forces_) {  // -h^2/4 dQ/dq = -h^2/4 (Q_q + 2/h Q_v): stiffness and damping of the force elements
+        K_.setZero();
+        C_.setZero();
+        nat_.add_Q_jacobians(q_, v_, K_, C_);
+        T_ -= K_ + (2.0 / h_) * C_;
+      }
       if constexpr (kContacts) add_contact_stiffness(alpha_);
       T_ *= h24_;
       T_.diagonal() += M_;
@@ -579,8 +596,11 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   CVec Phi_, lambda_, mu_, r_, gamma_;
   Jac Phi_q_;
   Mat T_;                 // Newton tangent f_q (also the projection matrix)
+  bool forces_ = false;   // force elements: Q(q, q') and its Jacobians K_ = dQ/dq, C_ = dQ/dq'
+  Mat K_, C_;
   Mat T_inv_;             // f_q^-1 (tiny fixed sizes)
   Eigen::LDLT<Mat> ldlt_;  // f_q = L D L^T (otherwise)
+  Eigen::PartialPivLU<Mat> lu_;  // with force elements
   double h_ = 0.0, h24_ = 0.0;  // step size (set_step()) and h^2/4
   double m_ref_ = 1.0, alpha_ = 0.0, alpha_acc_ = 0.0, tol_q_ = 0.0;
 
@@ -622,7 +642,7 @@ class AlmIndex3 final : public Formulation {
     return {{"trapezoidal", SettingKind::kFixedStep, 0.05, 1e-5,
              "trapezoidal rule, Newton-Raphson, mass-orthogonal projections"}};
   }
-  Accepts accepts() const override { return {{ElementRole::kJoint, ElementRole::kContact}, {}}; }
+  Accepts accepts() const override { return {{ElementRole::kJoint, ElementRole::kForce, ElementRole::kContact}, {}}; }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
     if (integrator != "trapezoidal")
       throw SolverError(fmt::format("alm-index3: unknown integrator '{}' (known: trapezoidal)", integrator));

@@ -49,6 +49,9 @@ namespace mbs::ida_index3 {
 
 Index3Dae::Index3Dae(const Model& model)
     : nat_(model),
+      Q_(nat_.Q()),
+      dQ_dq_(nat_.has_force_elements() ? nat_.nq() : 0, nat_.has_force_elements() ? nat_.nq() : 0),
+      dQ_dv_(dQ_dq_.rows(), dQ_dq_.cols()),
       rows_(independent_rows(nat_, model)),
       inv_m_(nat_.M_diag().cwiseInverse()),
       Phi_q_all_(nat_.nc(), nat_.nq()),
@@ -82,7 +85,13 @@ void Index3Dae::residual(const Eigen::Ref<const Eigen::VectorXd>& y, const Eigen
   kept_Phi_q(q);
   auto F_dyn = F.segment(n, n);
   F_dyn.noalias() = Phi_q_.transpose() * lambda;
-  F_dyn += nat_.M_diag().cwiseProduct(v_dot) - nat_.Q();
+  F_dyn += nat_.M_diag().cwiseProduct(v_dot);
+  if (nat_.has_force_elements()) {
+    nat_.Q(q, v, Q_);
+    F_dyn -= Q_;
+  } else {
+    F_dyn -= nat_.Q();
+  }
 
   // constraints: Phi(q) = 0 (kept rows)
   nat_.Phi(q, Phi_all_);
@@ -98,10 +107,17 @@ void Index3Dae::jacobian(double cj, const Eigen::Ref<const Eigen::VectorXd>& y, 
   J.block(0, 0, n, n).diagonal().setConstant(cj);
   J.block(0, n, n, n).diagonal().setConstant(-1.0);
 
-  // dynamics rows: [sum_k lambda_k d2Phi_k/dq2, cj M, Phi_q^T]
+  // dynamics rows: [sum_k lambda_k d2Phi_k/dq2 - dQ/dq, cj M - dQ/dv, Phi_q^T]
   for (int k = 0; k < m; ++k) mu_all_[rows_[k]] = lambda[k];  // dropped rows stay 0
   nat_.add_Phi_qq_times(mu_all_, J.block(n, 0, n, n));
-  J.block(n, n, n, n).diagonal() = cj * nat_.M_diag();
+  if (nat_.has_force_elements()) {
+    dQ_dq_.setZero();
+    dQ_dv_.setZero();
+    nat_.add_Q_jacobians(q, y.segment(n, n), dQ_dq_, dQ_dv_);
+    J.block(n, 0, n, n) -= dQ_dq_;
+    J.block(n, n, n, n) = -dQ_dv_;
+  }
+  J.block(n, n, n, n).diagonal() += cj * nat_.M_diag();
   kept_Phi_q(q);
   J.block(n, 2 * n, n, m) = Phi_q_.transpose();
 
@@ -133,12 +149,14 @@ void Index3Dae::consistent_initial_conditions(Eigen::Ref<Eigen::VectorXd> y, Eig
     // S lambda = Phi_q M^-1 Q + d/dt(Phi_q) v.
     nat_.Phi_q_dot_v(q, v, Phi_all_);
     for (int k = 0; k < m; ++k) rhs_c_[k] = Phi_all_[rows_[k]];
-    rhs_c_.noalias() += Phi_q_ * inv_m_.cwiseProduct(nat_.Q());
+    nat_.Q(q, v, Q_);
+    rhs_c_.noalias() += Phi_q_ * inv_m_.cwiseProduct(Q_);
     lambda = S_cod_.solve(rhs_c_);
   }
 
+  nat_.Q(q, v, Q_);
   yp.head(n) = v;
-  yp.segment(n, n) = inv_m_.cwiseProduct(nat_.Q() - Phi_q_.transpose() * lambda);
+  yp.segment(n, n) = inv_m_.cwiseProduct(Q_ - Phi_q_.transpose() * lambda);
   // lambda' is not determined at this level; it only seeds IDA's first predictor.
   yp.tail(m).setZero();
 }
@@ -367,7 +385,7 @@ class IdaIndex3 final : public Formulation {
     return {{"bdf", SettingKind::kTolerance, 1e-3, 1e-13,
              "SUNDIALS IDA, variable-order BDF, index 3, v and lambda out of the error test"}};
   }
-  Accepts accepts() const override { return {{ElementRole::kJoint}, {}}; }
+  Accepts accepts() const override { return {{ElementRole::kJoint, ElementRole::kForce}, {}}; }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
     if (integrator != "bdf") throw SolverError(fmt::format("ida-index3: unknown integrator '{}'", integrator));
     return make_simulator(model, setting);

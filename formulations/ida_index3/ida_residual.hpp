@@ -47,6 +47,8 @@ class Index3Dae {
   void kept_Phi_q(const Eigen::Ref<const Eigen::VectorXd>& q);  // Phi_q_ <- kept rows of Phi_q(q)
 
   NaturalCoordinates nat_;
+  Eigen::VectorXd Q_;                // applied forces at the current state (N)
+  Eigen::MatrixXd dQ_dq_, dQ_dv_;    // their Jacobians (only sized with force elements)
   std::vector<int> rows_;     // independent constraint rows of the model, ascending
   Eigen::VectorXd inv_m_;     // M^-1 (diagonal)
   Eigen::MatrixXd Phi_q_all_; // model's nc x nq workspace

@@ -167,7 +167,7 @@ class PartitionedFormulation final : public Formulation {
         {"fehlberg8", SettingKind::kTolerance, 1e-2, 1e-13, "Fehlberg 8(7), 13 stages, adaptive (ARKODE's table)"},
     };
   }
-  Accepts accepts() const override { return {{ElementRole::kJoint}, {}}; }
+  Accepts accepts() const override { return {{ElementRole::kJoint, ElementRole::kForce}, {}}; }
   std::string structure_unsupported_reason(const Model& model) const override {
     // An explicit integrator needs a state: a structure (rank Phi_q = nq) has nothing to integrate.
     if (initial_partition(model).ndof() == 0) return "the model has no degrees of freedom (Phi_q has full column rank)";

@@ -81,6 +81,11 @@ class PartitionedOde {
     coordinates(t, y);
     // w_d = Phi_d^-1 gamma_R = -c_d, so Q_d - M_d c_d = Q_d + M_d w_d.
     nat_.Phi_q_dot_v(q_, v_, gamma_);
+    if (nat_.has_force_elements()) {  // Q(q, v): split again at this state
+      nat_.Q(q_, v_, Q_);
+      for (int k = 0; k < n_r_; ++k) Q_d_[k] = Q_[dep_[k]];
+      for (int k = 0; k < n_i_; ++k) Q_i_[k] = Q_[ind_[k]];
+    }
     for (int k = 0; k < n_r_; ++k) f_d_[k] = gamma_[rows_[k]];
     if (n_r_ > 0) w_d_.noalias() = lu_.solve(f_d_);
     f_d_ = Q_d_ + M_d_.cwiseProduct(w_d_);

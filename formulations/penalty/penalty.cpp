@@ -63,7 +63,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
         q_new_(nq_), v_new_(nq_), a_new_(nq_),
         r_(nq_), da_(nq_), w_(nq_), q_w_(nq_),
         Phi_(nc_), Phi_dot_(nc_), Phi_q_dot_v_(nc_), lambda_(nc_), mu_(nc_), lambda_c_(nc_),
-        Phi_q_(nc_, nq_), G_(nc_, nq_), T_(nq_, nq_),
+        Phi_q_(nc_, nq_), G_(nc_, nq_), T_(nq_, nq_), K_(nq_, nq_), C_(nq_, nq_),
         lu_(nq_) {
     accel_floor_ = nq_ > 0 ? (Q_.array() / M_.array()).abs().maxCoeff() : 0.0;
   }
@@ -76,6 +76,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     // q'' = 0 solves (M + alpha Phi_q^T Phi_q) q'' = Q - alpha Phi_q^T (...) exactly.
     a_.setZero();
     a_new_.setZero();
+    lambda_c_.setZero();  // tangent(0) scales it by h^2 = 0: garbage there could be NaN, and 0 NaN = NaN
     residual(0.0);
     tangent(0.0);
     da_.noalias() = lu_.solve(r_);
@@ -141,6 +142,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     lambda_ = Phi_q_dot_v_ + (2.0 * kXi * kOmega) * Phi_dot_ + (kOmega * kOmega) * Phi_;
     lambda_.noalias() += Phi_q_ * a_new_;
     lambda_ *= alpha_;
+    if (nat_.has_force_elements()) nat_.Q(q_new_, v_new_, Q_);
     r_ = M_.cwiseProduct(a_new_) - Q_;
     r_.noalias() += Phi_q_.transpose() * lambda_;
     ++stats_.rhs_evals;
@@ -171,6 +173,13 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     T_.diagonal() += M_;
     mu_ = (0.25 * h * h) * lambda_c_;
     nat_.add_Phi_qq_times(mu_, T_);
+    if (nat_.has_force_elements()) {  // -dQ/dq'' = -(h^2/4 dQ/dq + h/2 dQ/dq')
+      K_.setZero();
+      C_.setZero();
+      nat_.add_Q_jacobians(q_new_, v_new_, K_, C_);
+      T_.noalias() -= (0.25 * h * h) * K_;
+      T_.noalias() -= (0.5 * h) * C_;
+    }
     lu_.compute(T_);
     ++stats_.jacobian_evals;
   }
@@ -188,6 +197,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   VecC lambda_c_;  // lambda at the latest corrected q'' (first order), for the geometric stiffness
   MatCQ Phi_q_, G_;
   MatQQ T_;
+  MatQQ K_, C_;  // dQ/dq, dQ/dq' (force elements only)
   Eigen::PartialPivLU<MatQQ> lu_;
 };
 
@@ -200,7 +210,7 @@ class Penalty final : public Formulation {
   std::vector<IntegratorInfo> integrators() const override {
     return {{"trapezoidal", SettingKind::kFixedStep, 0.05, 1e-5, "trapezoidal rule, Newton-Raphson on accelerations"}};
   }
-  Accepts accepts() const override { return {{ElementRole::kJoint}, {}}; }
+  Accepts accepts() const override { return {{ElementRole::kJoint, ElementRole::kForce}, {}}; }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
     if (integrator != "trapezoidal") throw SolverError("penalty: unknown integrator '" + integrator + "'");
     if (!(setting > 0.0) || !std::isfinite(setting)) throw SolverError("penalty: step size must be positive and finite");

@@ -48,16 +48,6 @@ void read_space(const Reader& rd, const YAML::Node& root, Model& model) {
 // fine, kg/cm^3 is not).
 constexpr double kMaxDensity = 1e5;
 
-// A body-frame vector: [x, y] or [x, y, 0] in a planar model, [x, y, z] in a spatial one.
-Eigen::VectorXd body_vector(const Reader& rd, const YAML::Node& n, const std::string& what, int dim) {
-  if (dim == 3 || !n.IsSequence() || n.size() != 2) {
-    const Eigen::Vector3d v = rd.vec3(n, what);
-    if (dim == 2 && v[2] != 0.0) rd.fail(n, fmt::format("{} is off the plane (z must be 0 in a planar body's frame)", what));
-    return v.head(dim);
-  }
-  return Eigen::Vector2d(rd.number(n[0], what), rd.number(n[1], what));
-}
-
 // A rigid body, planar or spatial, by `mass` + `inertia` or `shape` + `density`, with named points
 // and attached point masses folded in exactly (mass, centroid, inertia, principal axes).
 void read_rigid_body(const Reader& rd, const Frame& frame, const YAML::Node& b, const std::string& name, Model& model) {
@@ -115,7 +105,7 @@ void read_rigid_body(const Reader& rd, const Frame& frame, const YAML::Node& b, 
     for (const YAML::Node& n : pm) {
       rd.expect_map(n, "a point mass of " + name, {"mass", "at"});
       const double mi = rd.positive(rd.required(n, "mass", "point mass of " + name), "point mass of " + name);
-      masses.emplace_back(mi, body_vector(rd, rd.required(n, "at", "point mass of " + name), "'at' of a point mass of " + name, dim));
+      masses.emplace_back(mi, rd.body_vector(rd.required(n, "at", "point mass of " + name), "'at' of a point mass of " + name, dim));
     }
   }
   Eigen::Vector3d c = Eigen::Vector3d::Zero();
@@ -166,7 +156,7 @@ void read_rigid_body(const Reader& rd, const Frame& frame, const YAML::Node& b, 
       const std::string pname = kv.first.as<std::string>();
       if (pname.empty() || pname.find('.') != std::string::npos) rd.fail(kv.first, fmt::format("point name '{}' of {} must be non-empty, without '.'", pname, name));
       if (body.find_point(pname) >= 0) rd.fail(kv.first, fmt::format("duplicate point '{}' of {}", pname, name));
-      const Eigen::VectorXd p = body_vector(rd, kv.second, fmt::format("point {}.{}", name, pname), dim);
+      const Eigen::VectorXd p = rd.body_vector(kv.second, fmt::format("point {}.{}", name, pname), dim);
       extent = std::max(extent, (p - body.frame_centroid).norm());
       body.points.emplace_back(pname, body.from_body_frame(p));
     }

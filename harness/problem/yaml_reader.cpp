@@ -71,9 +71,7 @@ Anchor ReadContext::end(const YAML::Node& node, const char* key, const std::stri
     return an;
   }
   const RigidBody& b = model.bodies[an.body];
-  const Eigen::Vector3d at = rd.vec3(e["at"], fmt::format("'at' of {}", element));
-  if (model.dim == 2 && at[2] != 0.0) rd.fail(e["at"], fmt::format("'at' of {} is off the plane (z must be 0 in a planar body's frame)", element));
-  an.at = b.from_body_frame(at.head(model.dim));
+  an.at = b.from_body_frame(rd.body_vector(e["at"], fmt::format("'at' of {}", element), model.dim));
   return an;
 }
 

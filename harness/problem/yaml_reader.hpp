@@ -92,6 +92,14 @@ class Reader {
     return v;
   }
 
+  // A body-frame vector: [x, y] or [x, y, 0] in a planar model, [x, y, z] in a spatial one.
+  Eigen::VectorXd body_vector(const YAML::Node& n, const std::string& what, int dim) const {
+    if (dim == 2 && n.IsSequence() && n.size() == 2) return Eigen::Vector2d(number(n[0], what), number(n[1], what));
+    const Eigen::Vector3d v = vec3(n, what);
+    if (dim == 2 && v[2] != 0.0) fail(n, fmt::format("{} is off the plane (z must be 0 in a planar body's frame)", what));
+    return v.head(dim);
+  }
+
   const std::string& file() const { return file_; }
 
  private:
