@@ -47,15 +47,7 @@ Monitor run(const char* name, const Model& model, const std::string& integrator,
   return m;
 }
 
-// A planar four-bar of point masses: ground pivots O1 = (0, 0) and O2 = (2, 0), crank O1-A, coupler
-// A-B, rocker B-O2, released from rest under gravity (-y). One degree of freedom, a closed loop
-// (the same as tests/test_partitioned.cpp's).
-Model four_bar() {
-  Model m = testing::chain_model(2, {{1.0, {0.3, 0.9, 0.0}}, {0.5, {1.6, 1.1, 0.0}}});
-  const Eigen::Vector2d O2(2.0, 0.0);
-  m.elements.push_back(std::make_shared<Rod>("rocker", kGround, 1, O2, (m.points[1].r0 - O2).norm()));
-  return m;
-}
+using testing::four_bar;
 
 constexpr const char* kIntegrators[] = {"rk4", "fehlberg8-fixed", "dopri5", "fehlberg8"};
 double setting_for(const std::string& integrator, double h, double tol) {

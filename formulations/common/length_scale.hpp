@@ -11,20 +11,16 @@
 
 namespace mbs {
 
-inline double max_model_length(const Model& model) {
+// `pick` of the model's lengths (std::max or std::min), NaN when there are none.
+template <typename Pick>
+double model_length(const Model& model, Pick pick) {
   double l = std::numeric_limits<double>::quiet_NaN();
-  auto take = [&](double x) { l = std::isnan(l) ? x : std::max(l, x); };
+  auto take = [&](double x) { l = std::isnan(l) ? x : pick(l, x); };
   for (const Rod* rod : model.elements_of<Rod>()) take(rod->length);
   for (const RigidBody& body : model.bodies) take(body.length_scale);
   return l;
 }
-
-inline double min_model_length(const Model& model) {
-  double l = std::numeric_limits<double>::quiet_NaN();
-  auto take = [&](double x) { l = std::isnan(l) ? x : std::min(l, x); };
-  for (const Rod* rod : model.elements_of<Rod>()) take(rod->length);
-  for (const RigidBody& body : model.bodies) take(body.length_scale);
-  return l;
-}
+inline double max_model_length(const Model& model) { return model_length(model, [](double a, double b) { return std::max(a, b); }); }
+inline double min_model_length(const Model& model) { return model_length(model, [](double a, double b) { return std::min(a, b); }); }
 
 }  // namespace mbs

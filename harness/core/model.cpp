@@ -92,11 +92,6 @@ Eigen::VectorXd Model::anchor_position(const Anchor& anchor, const Eigen::Vector
   return q.segment(dim * anchor.point, dim);
 }
 
-Eigen::VectorXd Model::anchor_velocity(const Anchor& anchor, const Eigen::VectorXd& v) const {
-  if (anchor.is_ground()) return Eigen::VectorXd::Zero(dim);
-  return anchor_position(anchor, v);  // linear in q: the same weights on the rates
-}
-
 Combo Model::combo() const {
   Combo d;
   d.c = Combo::Small::Zero(dim);
@@ -126,15 +121,5 @@ const std::string& Model::anchor_name(const Anchor& anchor) const {
   return anchor.point == kGround ? ground : points[anchor.point].name;
 }
 
-double Model::length_scale() const {
-  double l = 0.0;
-  for (const RigidBody& b : bodies) l = std::max(l, b.length_scale);
-  for (const auto& e : elements) {
-    std::vector<ConstraintRow> rows;
-    e->add_rows(*this, rows);
-    for (const ConstraintRow& r : rows) l = std::max(l, r.scale);
-  }
-  return std::max(l, 1e-3);
-}
 
 }  // namespace mbs

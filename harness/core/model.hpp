@@ -108,15 +108,12 @@ struct Model {
   int find_body(const std::string& body_name) const;    // -1 when absent
   // World-independent position of an anchor (local frame, m) for natural coordinates q.
   Eigen::VectorXd anchor_position(const Anchor& anchor, const Eigen::VectorXd& q) const;
-  Eigen::VectorXd anchor_velocity(const Anchor& anchor, const Eigen::VectorXd& v) const;
   const std::string& anchor_name(const Anchor& anchor) const;  // "ground", or the body's name
   // Constraint and force building blocks: an empty combination (c = 0), d += sign r_anchor, and
   // d += sign sum_k p_k u_k (a body-fixed vector p of rigid body k, principal-frame coordinates).
   Combo combo() const;
   void add_anchor(Combo& d, const Anchor& anchor, double sign) const;
   void add_body_vector(Combo& d, int body, const Eigen::VectorXd& p, double sign) const;
-  // The largest body or joint length (m): the scale of position tolerances. At least 1e-3 m.
-  double length_scale() const;
 
   // Elements of one C++ type (e.g. the rods), in file order.
   template <typename T>

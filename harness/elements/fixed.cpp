@@ -19,17 +19,10 @@ std::shared_ptr<Element> read_fixed(const ReadContext& ctx, const YAML::Node& j,
   auto f = std::make_shared<FixedJoint>();
   f->name = name;
   f->mark = ctx.mark(j);
-  Eigen::VectorXd at;
-  if (j["at"]) at = ctx.frame.point(j["at"], "'at' of joint " + name);
-  f->a = ctx.end(j, "a", "joint " + name, j["at"] ? &at : nullptr);
-  f->b = ctx.end(j, "b", "joint " + name, j["at"] ? &at : nullptr);
-  if (f->a.is_ground() && f->b.is_ground()) rd.fail(j, fmt::format("joint {} connects ground to ground", name));
-  if (f->a.body == f->b.body && f->a.point == f->b.point) rd.fail(j, fmt::format("joint {} connects body to itself", name));
-  if (f->b.is_ground()) std::swap(f->a, f->b);
-  for (const Anchor* an : {&f->a, &f->b})
-    if (an->point >= 0)
-      rd.fail(j, fmt::format("joint {}: a point mass has no orientation to weld; attach it to its body with 'point_masses' "
-                             "(folded into the body's inertia) or a spherical joint", name));
+  ctx.joint_ends(j, name, f->a, f->b);
+  ctx.require_orientation(j, name, f->a, f->b,
+                          "has no orientation to weld; attach it to its body with 'point_masses' (folded into the body's "
+                          "inertia) or a spherical joint");
   return f;
 }
 

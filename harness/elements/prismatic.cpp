@@ -27,17 +27,8 @@ std::shared_ptr<Element> read_prismatic(const ReadContext& ctx, const YAML::Node
   auto p = std::make_shared<PrismaticJoint>();
   p->name = name;
   p->mark = ctx.mark(j);
-  Eigen::VectorXd at;
-  if (j["at"]) at = ctx.frame.point(j["at"], "'at' of joint " + name);
-  p->a = ctx.end(j, "a", "joint " + name, j["at"] ? &at : nullptr);
-  p->b = ctx.end(j, "b", "joint " + name, j["at"] ? &at : nullptr);
-  if (p->a.is_ground() && p->b.is_ground()) rd.fail(j, fmt::format("joint {} connects ground to ground", name));
-  if (p->a.body == p->b.body && p->a.point == p->b.point) rd.fail(j, fmt::format("joint {} connects body to itself", name));
-  if (p->b.is_ground()) std::swap(p->a, p->b);
-  for (const Anchor* an : {&p->a, &p->b})
-    if (an->point >= 0)
-      rd.fail(j, fmt::format("joint {}: point mass {} has no orientation for a prismatic joint to lock", name,
-                             ctx.model.points[an->point].name));
+  ctx.joint_ends(j, name, p->a, p->b);
+  ctx.require_orientation(j, name, p->a, p->b, "has no orientation for a prismatic joint to lock");
   p->axis = ctx.direction(rd.required(j, "axis", "joint " + name + " (its sliding axis in world coordinates)"), "axis of joint " + name);
   return p;
 }

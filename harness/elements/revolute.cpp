@@ -28,21 +28,12 @@ std::shared_ptr<Element> read_revolute(const ReadContext& ctx, const YAML::Node&
   auto r = std::make_shared<RevoluteJoint>();
   r->name = name;
   r->mark = ctx.mark(j);
-  Eigen::VectorXd at;
-  if (j["at"]) at = ctx.frame.point(j["at"], "'at' of joint " + name);
-  r->a = ctx.end(j, "a", "joint " + name, j["at"] ? &at : nullptr);
-  r->b = ctx.end(j, "b", "joint " + name, j["at"] ? &at : nullptr);
-  if (r->a.is_ground() && r->b.is_ground()) rd.fail(j, fmt::format("joint {} connects ground to ground", name));
-  if (r->a.body == r->b.body && r->a.point == r->b.point) rd.fail(j, fmt::format("joint {} connects body to itself", name));
-  if (r->b.is_ground()) std::swap(r->a, r->b);
+  ctx.joint_ends(j, name, r->a, r->b);
   if (ctx.model.dim == 2) {
     if (j["axis"]) rd.fail(j["axis"], fmt::format("joint {}: a planar revolute turns about the plane's normal; 'axis' is for spatial models", name));
     return r;
   }
-  for (const Anchor* an : {&r->a, &r->b})
-    if (an->point >= 0)
-      rd.fail(j, fmt::format("joint {}: point mass {} has no orientation for a spatial revolute to keep (use a spherical joint)", name,
-                             ctx.model.points[an->point].name));
+  ctx.require_orientation(j, name, r->a, r->b, "has no orientation for a spatial revolute to keep (use a spherical joint)");
   r->axis = ctx.direction(rd.required(j, "axis", "joint " + name + " (its axis in world coordinates)"), "axis of joint " + name);
   return r;
 }

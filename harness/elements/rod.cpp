@@ -24,12 +24,7 @@ std::shared_ptr<Element> read_rod(const ReadContext& ctx, const YAML::Node& j, c
   auto rod = std::make_shared<Rod>();
   rod->name = name;
   rod->mark = ctx.mark(j["length"] ? j["length"] : j);
-  rod->a = ctx.end(j, "a", "joint " + name, nullptr);
-  rod->b = ctx.end(j, "b", "joint " + name, nullptr);
-  if (rod->a.is_ground() && rod->b.is_ground()) rd.fail(j, fmt::format("joint {} connects ground to ground", name));
-  if (rod->a.body == rod->b.body && rod->a.point == rod->b.point)
-    rd.fail(j, fmt::format("joint {} connects body to itself", name));
-  if (rod->b.is_ground()) std::swap(rod->a, rod->b);  // keep the ground end in `a`
+  ctx.joint_ends(j, name, rod->a, rod->b);  // no 'at' key: expect_map rejects it
   const Eigen::VectorXd q0 = ctx.model.initial_q();
   const double initial = (ctx.model.anchor_position(rod->a, q0) - ctx.model.anchor_position(rod->b, q0)).norm();
   rod->length = j["length"] ? rd.positive(j["length"], "length of " + name) : initial;

@@ -16,13 +16,7 @@ std::shared_ptr<Element> read_spherical(const ReadContext& ctx, const YAML::Node
   auto s = std::make_shared<SphericalJoint>();
   s->name = name;
   s->mark = ctx.mark(j);
-  Eigen::VectorXd at;
-  if (j["at"]) at = ctx.frame.point(j["at"], "'at' of joint " + name);
-  s->a = ctx.end(j, "a", "joint " + name, j["at"] ? &at : nullptr);
-  s->b = ctx.end(j, "b", "joint " + name, j["at"] ? &at : nullptr);
-  if (s->a.is_ground() && s->b.is_ground()) ctx.rd.fail(j, fmt::format("joint {} connects ground to ground", name));
-  if (s->a.body == s->b.body && s->a.point == s->b.point) ctx.rd.fail(j, fmt::format("joint {} connects body to itself", name));
-  if (s->b.is_ground()) std::swap(s->a, s->b);
+  ctx.joint_ends(j, name, s->a, s->b);
   return s;
 }
 

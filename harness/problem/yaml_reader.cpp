@@ -8,6 +8,22 @@ Eigen::VectorXd ReadContext::direction(const YAML::Node& n, const std::string& w
   return d / d.norm();
 }
 
+void ReadContext::joint_ends(const YAML::Node& j, const std::string& name, Anchor& a, Anchor& b) const {
+  Eigen::VectorXd at;
+  if (j["at"]) at = frame.point(j["at"], "'at' of joint " + name);
+  a = end(j, "a", "joint " + name, j["at"] ? &at : nullptr);
+  b = end(j, "b", "joint " + name, j["at"] ? &at : nullptr);
+  if (a.is_ground() && b.is_ground()) rd.fail(j, fmt::format("joint {} connects ground to ground", name));
+  if (a.body == b.body && a.point == b.point) rd.fail(j, fmt::format("joint {} connects body to itself", name));
+  if (b.is_ground()) std::swap(a, b);
+}
+
+void ReadContext::require_orientation(const YAML::Node& j, const std::string& name, const Anchor& a, const Anchor& b,
+                                      const std::string& what) const {
+  for (const Anchor* an : {&a, &b})
+    if (an->point >= 0) rd.fail(j, fmt::format("joint {}: point mass {} {}", name, model.points[an->point].name, what));
+}
+
 Anchor ReadContext::end(const YAML::Node& node, const char* key, const std::string& element,
                         const Eigen::VectorXd* at_world) const {
   const YAML::Node e = rd.required(node, key, element);

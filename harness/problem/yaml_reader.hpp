@@ -144,6 +144,12 @@ struct ReadContext {
   //   {body: NAME} or {body: NAME, at: [x, y, z]} (body frame, m).
   // `at_world`: the element's own world point (`at:`), when it has one.
   Anchor end(const YAML::Node& node, const char* key, const std::string& element, const Eigen::VectorXd* at_world) const;
+  // Ends `a` and `b` of a joint (with the joint's optional world point `at`): not ground to ground,
+  // not a body to itself; the ground end, if any, is returned in `a`.
+  void joint_ends(const YAML::Node& node, const std::string& name, Anchor& a, Anchor& b) const;
+  // Fails when an end is a point mass: `what` says what the joint would need its orientation for.
+  void require_orientation(const YAML::Node& node, const std::string& name, const Anchor& a, const Anchor& b,
+                           const std::string& what) const;
   // A world direction (unit after normalizing; not zero), in the local frame.
   Eigen::VectorXd direction(const YAML::Node& n, const std::string& what) const;
 };

@@ -35,4 +35,13 @@ inline Model chain_model(int dim, const std::vector<ChainLink>& links) {
   return m;
 }
 
+// A planar four-bar of point masses: ground pivots O1 = (0, 0) and O2 = (2, 0), crank O1-A, coupler
+// A-B, rocker B-O2, released from rest under gravity (-y). One degree of freedom, a closed loop.
+inline Model four_bar() {
+  Model m = chain_model(2, {{1.0, {0.3, 0.9, 0.0}}, {0.5, {1.6, 1.1, 0.0}}});
+  const Eigen::Vector2d O2(2.0, 0.0);
+  m.elements.push_back(std::make_shared<Rod>("rocker", kGround, 1, O2, (m.points[1].r0 - O2).norm()));
+  return m;
+}
+
 }  // namespace mbs::testing
