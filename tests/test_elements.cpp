@@ -252,6 +252,15 @@ TEST(ElementKindsLoader, MessagesPointAtTheKey) {
             "bad.yaml:14:5: joint weld connects body ");
 }
 
+// A spatial torque has no potential, whatever its direction (its work depends on the path of the
+// rotation): the energy is then no invariant. A planar one has, -tau theta.
+TEST(ElementKindsLoader, OnlyPlanarTorquesHaveAPotential) {
+  const std::string axial = with(kSpatial, "run:", "  - {name: twist, kind: torque, body: arm, torque: [0.0, 0.0, 1.0]}\nrun:");
+  EXPECT_FALSE(NaturalCoordinates(load_problem_text(axial, "elements.yaml").model).energy_is_invariant());
+  EXPECT_TRUE(NaturalCoordinates(load_problem_text(kSpatial, "elements.yaml").model).energy_is_invariant());
+  EXPECT_TRUE(NaturalCoordinates(load_problem_text(kPlanar, "elements.yaml").model).energy_is_invariant());
+}
+
 // Attached point masses are folded in exactly: total mass, centroid and the inertia about it.
 TEST(ElementKindsLoader, AttachedPointMassesAreFoldedIntoTheBody) {
   const Problem p = load_problem_text(kSpatial, "elements.yaml");

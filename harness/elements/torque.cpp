@@ -49,7 +49,8 @@ std::shared_ptr<Element> read_torque(const ReadContext& ctx, const YAML::Node& f
     rd.fail(b, fmt::format("force {} names rigid body '{}', which is not defined{}", name, body,
                            ctx.model.find_point(body) != kNoPoint ? " (a point mass takes no torque)" : ""));
   const YAML::Node tn = rd.required(f, "torque", "force " + name + " (N m)");
-  if (ctx.model.dim == 2) {
+  t->planar = ctx.model.dim == 2;
+  if (t->planar) {
     if (!tn.IsScalar()) rd.fail(tn, fmt::format("torque of {} is one number in a planar model (N m, about e1 x e2)", name));
     t->tau[2] = rd.number(tn, "torque of " + name);
   } else {

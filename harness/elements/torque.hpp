@@ -14,6 +14,7 @@ namespace mbs {
 struct Torque final : Element {
   int body = -1;
   Eigen::Vector3d tau = Eigen::Vector3d::Zero();  // N m, local frame (planar: (0, 0, tau))
+  bool planar = true;                             // the model's dimension: only a planar torque has a potential
 
   const char* kind() const override { return "torque"; }
   ElementRole role() const override { return ElementRole::kForce; }
@@ -23,7 +24,7 @@ struct Torque final : Element {
                            const Eigen::Ref<const Eigen::VectorXd>& v, Eigen::Ref<Eigen::MatrixXd> dQ_dq,
                            Eigen::Ref<Eigen::MatrixXd> dQ_dv) const override;
   double potential_energy(const Model& model, const Eigen::Ref<const Eigen::VectorXd>& q) const override;
-  bool has_potential() const override { return tau.head<2>().isZero(); }  // planar torques only
+  bool has_potential() const override { return planar; }
   double potential_period() const override { return 2.0 * M_PI * std::abs(tau[2]); }
 };
 
