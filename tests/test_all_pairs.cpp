@@ -23,7 +23,7 @@ std::vector<std::string> problem_files() {
 
 TEST(AllPairs, EveryProblemAndCaseEndsInAStatusWithItsReason) {
   const std::vector<std::string> files = problem_files();
-  ASSERT_EQ(files.size(), 5u);
+  ASSERT_GE(files.size(), 5u);
   for (const std::string& file : files) {
     const Problem p = load_problem(file);
     for (const testing::Case& c : testing::all_cases()) {
@@ -36,12 +36,17 @@ TEST(AllPairs, EveryProblemAndCaseEndsInAStatusWithItsReason) {
         EXPECT_TRUE(row.status == "pass" || !row.message.empty());
         continue;
       }
+      // The N-four-bar passes singular positions from t = 0.72 s on, which the mid settings are too
+      // coarse for (alm-index3 at h = 7e-3 s, projection at 0.022 s; tests/test_n_four_bar.cpp covers
+      // them); here it stops before the first, which also keeps its 486 coordinates cheap.
+      Problem q = p;
+      if (p.name == "n_four_bar") q.run.end_time = 0.7;
       for (double setting : {c.info.loosest, std::sqrt(c.info.loosest * c.info.tightest) * 10}) {
         const bool mid = setting != c.info.loosest;
         CaseOptions o;
         o.min_time_s = 1e-4;
         (c.info.kind == SettingKind::kFixedStep ? o.step : o.tolerance) = setting;
-        const CaseResult row = run_case(p, *c.formulation, c.info, o);
+        const CaseResult row = run_case(q, *c.formulation, c.info, o);
         EXPECT_TRUE(row.status == "pass" || row.status == "fail" || row.status == "unsupported" || row.status == "error")
             << row.status;
         EXPECT_TRUE(row.status == "pass" || !row.message.empty()) << row.status;

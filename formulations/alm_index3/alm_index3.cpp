@@ -57,7 +57,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "alm_index3/alm_index3.hpp"
 #include "common/length_scale.hpp"
+#include "common/sparse_natural.hpp"
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
 #include "common/contact_lcp.hpp"
@@ -66,7 +68,8 @@
 namespace mbs::alm_index3 {
 namespace {
 
-// Penalty factor per unit of the largest point mass (1/s^2). With h = 1e-3 it gives
+// Penalty factor per unit of the largest point mass (1/s^2), or of the softest constraint mode's
+// mass when that is much larger (common/sparse_natural.hpp, penalty_mass_scale). With h = 1e-3 it gives
 // h^2 alpha / (4 m) = 250, so each iteration cuts the multiplier error by about 250 and Newton
 // converges in 2-3 iterations. Much larger values only raise the round-off floor alpha * eps.
 constexpr double kAlphaPerMass = 1e9;
@@ -79,8 +82,30 @@ constexpr double kMinPenaltyRatio = 100.0;
 // tangent that carries the same alpha, has a floor of about eps L whatever alpha is. At 1e-10 m the
 // converged q is ~1e-12 m off the constraints (the next correction would be ~1/(h^2 alpha / 4m) of
 // the last), and Newton takes 2 iterations a step at h = 1e-3 s (3 at 1e-12, no change in drift).
+// |Phi|_inf <= kNewtonTol * L is required as well: it always holds with the first test, except near
+// a singular position (below).
 constexpr double kNewtonTol = 1e-10;
-constexpr int kMaxNewtonIterations = 20;
+constexpr int kMaxNewtonIterations = 30;
+// Singular positions (the N-four-bar with every crank horizontal): Phi_q loses rank, and near there
+// the multiplier update lambda += alpha Phi corrects the constraints in the directions Phi_q is about
+// to lose only at the rate 1 / (1 + h^2 alpha s / 4) per iteration, s -> 0 the vanishing eigenvalues
+// of Phi_q M^-1 Phi_q^T. The corrections dq then shrink linearly, by a ratio close to 1 (0.98 and
+// worse on the 40-window mechanism at the step nearest a crossing: ~300 iterations to reach
+// kNewtonTol), or are tiny while Phi is not (they move q along directions in which Phi changes only
+// to second order). Stopping there on |dq| alone left violations of ~1e-9 m in those directions that
+// grew over the next steps and came back as micrometre corrections and energy jumps: the 2-window
+// mechanism at h = 2.5e-4 s lost 1.2e-4 J over a crossing (1e-5 J at h = 1e-3 s), and B0's error
+// stopped converging with h. So, from the second iteration on, when |dq| fell in the last iteration
+// but by less than kStallRatio, or is below the tolerance while Phi is not, alpha is raised by
+// kPenaltyBoost (up to kMaxPenaltyBoost times the step's alpha: the usual augmented-Lagrangian rule
+// of raising the penalty when the constraints converge slowly), which speeds the multiplier
+// iteration up in the vanishing directions. At the largest alpha a stalled iteration is accepted once
+// |Phi|_inf <= kNewtonTol L (|dq| then sits on the round-off floor of the large alpha). The step's
+// own alpha is restored at the next step. Away from singular positions (every step of the five small
+// problems) Newton converges quadratically and neither rule ever acts.
+constexpr double kStallRatio = 0.5;
+constexpr double kPenaltyBoost = 10.0;
+constexpr double kMaxPenaltyBoost = 1e4;
 // Initial accelerations: penalty (kg per kg of the largest mass) and tolerance on the acceleration
 // constraint Phi_q q'' + d/dt(Phi_q) q' relative to the larger of |Q/M| and |d/dt(Phi_q) q'|.
 constexpr double kAccelerationAlphaPerMass = 1e6;
@@ -116,12 +141,12 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   using Jac = Eigen::Matrix<double, NC, NQ>;
   using Mat = Eigen::Matrix<double, NQ, NQ>;
 
-  TrapezoidalSimulator(const Model& model, double h)
-      : FixedStepSimulator(model, h), nat_(model), n_q_(nat_.nq()), n_c_(nat_.nc()), M_(nat_.M_diag()), Q_(nat_.Q()),
+  TrapezoidalSimulator(const Model& model, double h, bool sparse = false)
+      : FixedStepSimulator(model, h), nat_(model), sparse_(sparse), n_q_(nat_.nq()), n_c_(nat_.nc()), M_(nat_.M_diag()), Q_(nat_.Q()),
         q0_(model.initial_q()), v0_(model.initial_v()), q_(n_q_), v_(n_q_), a_(n_q_), q_n_(n_q_), v_n_(n_q_),
         a_n_(n_q_), c_(n_q_), f_(n_q_), dq_(n_q_), w_(n_q_), Phi_(n_c_), lambda_(n_c_), mu_(n_c_), r_(n_c_),
-        gamma_(n_c_), Phi_q_(n_c_, n_q_), T_(n_q_, n_q_), forces_(nat_.has_force_elements()), K_(n_q_, n_q_),
-        C_(n_q_, n_q_), ldlt_(n_q_), lu_(forces_ ? n_q_ : 0), dim_(model.dim),
+        gamma_(n_c_), Phi_q_(dense(n_c_), dense(n_q_)), T_(dense(n_q_), dense(n_q_)), forces_(nat_.has_force_elements()),
+        K_(dense(n_q_), dense(n_q_)), C_(dense(n_q_), dense(n_q_)), ldlt_(dense(n_q_)), lu_(forces_ ? n_q_ : 0), dim_(model.dim),
         nct_(static_cast<int>(plane_contacts(model).size())), closed_(nct_, 0), in_set_(nct_, 0), active_(nct_, 0),
         set_(nct_, 0), lcp_eq_(nct_, 0), pi_(nct_), pi_s_(nct_), vn_(nct_), lcp_b_(nct_), lcp_x_(nct_),
         lcp_D_(nct_, nct_), Y_(n_q_, nct_), q_s_(n_q_), v_s_(n_q_), a_s_(n_q_),
@@ -133,7 +158,14 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     kappa_ = kImpactPenaltyPerMass * m_ref_;
     const double length = max_model_length(model);
     tol_q_ = kNewtonTol * (length > 0.0 ? length : 1.0);
-    alpha_acc_ = kAccelerationAlphaPerMass * m_ref_;
+    m_alpha_ = penalty_mass_scale(nat_, model, m_ref_);
+    alpha_acc_ = kAccelerationAlphaPerMass * m_alpha_;
+    if constexpr (kCanSparse) {
+      if (sparse_) {
+        Phi_q_sp_ = std::make_unique<SparseJacobian>(nat_);
+        T_sp_ = std::make_unique<SparseTangent>(nat_, *Phi_q_sp_, true, true);
+      }
+    }
   }
 
  private:
@@ -175,6 +207,13 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   static constexpr bool kExplicitInverse = NQ != Eigen::Dynamic && NQ <= 4;
   // Force elements make the tangent unsymmetric (a damper's dQ/dq): LU there, LDLT otherwise.
   void factor() {
+    if constexpr (kCanSparse) {
+      if (sparse_) {
+        if (!T_sp_->factorize())
+          throw SolverError(fmt::format("alm-index3: the sparse LDLT of the tangent failed at t = {:.9g} s", time()));
+        return;
+      }
+    }
     if constexpr (kExplicitInverse)
       T_inv_ = T_.inverse();
     else if (forces_)
@@ -184,6 +223,12 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   }
   template <typename Rhs, typename Dst>
   void solve(const Rhs& rhs, Dst& dst) const {
+    if constexpr (kCanSparse) {
+      if (sparse_) {
+        T_sp_->solve(rhs, dst);
+        return;
+      }
+    }
     if constexpr (kExplicitInverse)
       dst.noalias() = T_inv_ * rhs;
     else if (forces_)
@@ -192,10 +237,57 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
       dst.noalias() = ldlt_.solve(rhs);
   }
 
+  // Phi_q at q, and products with it: the dense matrix or the sparse one (sparse_).
+  void jacobian(const Vec& q) {
+    if constexpr (kCanSparse) {
+      if (sparse_) {
+        Phi_q_sp_->evaluate(q);
+        return;
+      }
+    }
+    nat_.Phi_q(q, Phi_q_);
+  }
+  void jt_times(const CVec& x, Vec& y) const {  // y = Phi_q^T x
+    if constexpr (kCanSparse) {
+      if (sparse_) {
+        y.noalias() = Phi_q_sp_->matrix().transpose() * x;
+        return;
+      }
+    }
+    y.noalias() = Phi_q_.transpose() * x;
+  }
+  void j_times(const Vec& x, CVec& y) const {  // y = Phi_q x
+    if constexpr (kCanSparse) {
+      if (sparse_) {
+        y.noalias() = Phi_q_sp_->matrix() * x;
+        return;
+      }
+    }
+    y.noalias() = Phi_q_ * x;
+  }
+  void j_times_add(const Vec& x, CVec& y) const {  // y += Phi_q x
+    if constexpr (kCanSparse) {
+      if (sparse_) {
+        y.noalias() += Phi_q_sp_->matrix() * x;
+        return;
+      }
+    }
+    y.noalias() += Phi_q_ * x;
+  }
+  // T = M + s (alpha Phi_q^T Phi_q + sum_k mu_k d2Phi_k/dq2), sparse; the dense path builds T_ inline.
+  void sparse_tangent(double alpha, double s, const CVec* mu) {
+    if constexpr (kCanSparse) {
+      T_sp_->set_zero();
+      T_sp_->add_gram(s * alpha, *Phi_q_sp_, *Phi_q_sp_);
+      if (mu) T_sp_->add_geometric_stiffness(*mu, s);
+      T_sp_->add_diagonal(M_);
+    }
+  }
+
   void set_step(double h) {
     h_ = h;
     h24_ = 0.25 * h * h;
-    alpha_ = m_ref_ * std::max(kAlphaPerMass, kMinPenaltyRatio / h24_);
+    alpha_ = alpha_step_ = m_alpha_ * std::max(kAlphaPerMass, kMinPenaltyRatio / h24_);
   }
 
   // Augmented-Lagrangian solution of M q'' + Phi_q^T lambda = Q, Phi_q q'' + d/dt(Phi_q) q' = 0 at
@@ -203,21 +295,25 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   // deficient) constraints are fine: lambda then converges to one of the admissible multipliers.
   void initial_accelerations() {
     if (forces_) nat_.Q(q_, v_, Q_);
-    nat_.Phi_q(q_, Phi_q_);
+    jacobian(q_);
     nat_.Phi_q_dot_v(q_, v_, gamma_);
-    T_.noalias() = alpha_acc_ * Phi_q_.transpose() * Phi_q_;
-    T_.diagonal() += M_;
+    if (sparse_) {
+      sparse_tangent(alpha_acc_, 1.0, nullptr);
+    } else {
+      T_.noalias() = alpha_acc_ * Phi_q_.transpose() * Phi_q_;
+      T_.diagonal() += M_;
+    }
     factor();
     ++stats_.jacobian_evals;
     const double a_ref = std::max(inf_norm(Q_.cwiseQuotient(M_)), inf_norm(gamma_));
     lambda_.setZero();
     for (int it = 1;; ++it) {
       mu_ = lambda_ + alpha_acc_ * gamma_;
-      w_.noalias() = Phi_q_.transpose() * mu_;
+      jt_times(mu_, w_);
       w_ = Q_ - w_;
       solve(w_, a_);
       ++stats_.rhs_evals;
-      r_.noalias() = Phi_q_ * a_;
+      j_times(a_, r_);
       r_ += gamma_;  // acceleration-level constraint violation
       lambda_ += alpha_acc_ * r_;
       if (!a_.allFinite()) throw SolverError("alm-index3: non-finite initial accelerations");
@@ -236,6 +332,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   // kContacts: with the active contact rows (compiled out of the plain path).
   template <bool kContacts = false>
   void newton() {
+    alpha_ = alpha_step_;
     q_n_ = q_;
     v_n_ = v_;
     a_n_ = a_;
@@ -243,9 +340,9 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     q_ = q_n_ + h_ * v_n_ + (2.0 * h24_) * a_n_;  // predictor: Taylor to second order
     nat_.Phi(q_, Phi_);
     for (int it = 1;; ++it) {
-      nat_.Phi_q(q_, Phi_q_);
+      jacobian(q_);
       mu_ = alpha_ * Phi_ + lambda_;
-      f_.noalias() = Phi_q_.transpose() * mu_;
+      jt_times(mu_, f_);
       if constexpr (kContacts) {
         for (int a = 0; a < n_active_; ++a) {  // active contacts: rows gap = 0, multiplier pi
           const int j = active_[a];
@@ -257,6 +354,16 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
         nat_.Q(q_, v_, Q_);
       }
       f_ = M_.cwiseProduct(q_ - c_) + h24_ * (f_ - Q_);
+      if (sparse_) {  // no force elements or contacts on this path
+        sparse_tangent(alpha_, h24_, &lambda_);
+        factor();
+        solve(f_, dq_);
+        q_ -= dq_;
+        nat_.Phi(q_, Phi_);
+        lambda_ += alpha_ * Phi_;
+        if (converged(it)) return;
+        continue;
+      }
       T_.noalias() = alpha_ * Phi_q_.transpose() * Phi_q_;
       nat_.add_Phi_qq_times(lambda_, T_);
       if (forces_) {  // -h^2/4 dQ/dq = -h^2/4 (Q_q + 2/h Q_v): stiffness and damping of the force elements
@@ -275,21 +382,35 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
       lambda_ += alpha_ * Phi_;
       if constexpr (kContacts)
         for (int a = 0; a < n_active_; ++a) pi_[active_[a]] += alpha_ * gap(active_[a], q_);
-      ++stats_.rhs_evals;
-      ++stats_.jacobian_evals;
-      ++stats_.newton_iterations;
-      const double t_new = time() + h_;
-      if (!dq_.allFinite() || !lambda_.allFinite())
-        throw SolverError(fmt::format("alm-index3: non-finite state at t = {:.9g} s", t_new));
-      const double dq_norm = inf_norm(dq_);
-      if (dq_norm <= tol_q_) return;
-      if (it == kMaxNewtonIterations) {
-        ++stats_.failures;
-        throw SolverError(fmt::format(
-            "alm-index3: Newton-Raphson did not converge at t = {:.9g} s ({} iterations, |dq| = {:.3g} m > {:.3g} m)",
-            t_new, it, dq_norm, tol_q_));
-      }
+      if (converged(it)) return;
     }
+  }
+
+  // Counters and the stopping test of Newton iteration `it` (dq_, lambda_ just updated).
+  bool converged(int it) {
+    ++stats_.rhs_evals;
+    ++stats_.jacobian_evals;
+    ++stats_.newton_iterations;
+    const double t_new = time() + h_;
+    if (!dq_.allFinite() || !lambda_.allFinite())
+      throw SolverError(fmt::format("alm-index3: non-finite state at t = {:.9g} s", t_new));
+    const double dq_norm = inf_norm(dq_), phi_norm = inf_norm(Phi_);
+    if (dq_norm <= tol_q_ && phi_norm <= tol_q_) return true;
+    // Near a singular position (see kStallRatio): the corrections no longer fall quadratically, or
+    // are already small while Phi is not; raise alpha, and at the largest alpha accept once Phi holds.
+    const bool linear = dq_norm >= kStallRatio * dq_prev_ && dq_norm < dq_prev_;  // not diverging either
+    if (it >= 2 && (linear || dq_norm <= tol_q_)) {
+      if (alpha_ < kMaxPenaltyBoost * alpha_step_) alpha_ *= kPenaltyBoost;
+      else if (phi_norm <= tol_q_) return true;
+    }
+    dq_prev_ = dq_norm;
+    if (it == kMaxNewtonIterations) {
+      ++stats_.failures;
+      throw SolverError(fmt::format(
+          "alm-index3: Newton-Raphson did not converge at t = {:.9g} s ({} iterations, |dq| = {:.3g} m > {:.3g} m)",
+          t_new, it, dq_norm, tol_q_));
+    }
+    return false;
   }
 
   // Mass-orthogonal projections (Cuadrado, Cugat & Dopico), with the last Newton tangent f_q as the
@@ -308,19 +429,19 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     const double s = 2.0 / h_;
     v_ = s * (q_ - q_n_) - v_n_;                        // q'*
     a_ = (s * s) * (q_ - q_n_) - (2.0 * s) * v_n_ - a_n_;  // q''*
-    nat_.Phi_q(q_, Phi_q_);  // at the converged q: the projected q' must satisfy its constraints
+    jacobian(q_);  // at the converged q: the projected q' must satisfy its constraints
     const double k = h24_ * alpha_;
-    r_.noalias() = Phi_q_ * v_;
+    j_times(v_, r_);
     r_ *= k;
-    w_.noalias() = Phi_q_.transpose() * r_;
+    jt_times(r_, w_);
     if constexpr (kContacts)
       for (int a = 0; a < n_active_; ++a) add_normal(active_[a], k * normal(active_[a], v_), w_);
     solve(w_, dq_);
     v_ -= dq_;
     nat_.Phi_q_dot_v(q_, v_, r_);
-    r_.noalias() += Phi_q_ * a_;
+    j_times_add(a_, r_);
     r_ *= k;
-    w_.noalias() = Phi_q_.transpose() * r_;
+    jt_times(r_, w_);
     if constexpr (kContacts)
       for (int a = 0; a < n_active_; ++a) add_normal(active_[a], k * normal(active_[a], a_), w_);
     solve(w_, dq_);
@@ -587,7 +708,14 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     set_active(closed_);
   }
 
+  // Dense matrices are sized 0 on the sparse path.
+  static constexpr bool kCanSparse = NQ == Eigen::Dynamic;
+  int dense(int n) const { return sparse_ ? 0 : n; }
+
   NaturalCoordinates nat_;
+  bool sparse_ = false;   // Phi_q_sp_, T_sp_ instead of Phi_q_, T_ (common/sparse_natural.hpp)
+  std::unique_ptr<SparseJacobian> Phi_q_sp_;
+  std::unique_ptr<SparseTangent> T_sp_;
   int n_q_, n_c_;
   Vec M_, Q_, q0_, v0_;
   Vec q_, v_, a_;         // state at time()
@@ -603,6 +731,9 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   Eigen::PartialPivLU<Mat> lu_;  // with force elements
   double h_ = 0.0, h24_ = 0.0;  // step size (set_step()) and h^2/4
   double m_ref_ = 1.0, alpha_ = 0.0, alpha_acc_ = 0.0, tol_q_ = 0.0;
+  double m_alpha_ = 1.0;     // kg: the penalties' mass scale (common/sparse_natural.hpp, penalty_mass_scale)
+  double dq_prev_ = 0.0;     // |dq| of the previous Newton iteration (stall test)
+  double alpha_step_ = 0.0;  // alpha for the step size (set_step()); alpha_ is raised from it when Newton stalls
 
   // Contacts (all storage sized at setup).
   using Contact = ContactRow;
@@ -625,12 +756,20 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   double h_nom_ = 0.0;              // the run's step (set_step() also takes sub-steps)
 };
 
-// Fixed sizes for the smallest planar systems (pendulum, double pendulum), dynamic otherwise.
-std::unique_ptr<Simulator> make_sized(const Model& model, double h) {
-  if (model.nq() == 2 && model.nc() == 1) return std::make_unique<TrapezoidalSimulator<2, 1>>(model, h);
-  if (model.nq() == 4 && model.nc() == 2) return std::make_unique<TrapezoidalSimulator<4, 2>>(model, h);
-  return std::make_unique<TrapezoidalSimulator<Eigen::Dynamic, Eigen::Dynamic>>(model, h);
+}  // namespace
+
+// Fixed sizes for the smallest planar systems (pendulum, double pendulum), dynamic otherwise;
+// sparse matrices for large models (common/sparse_natural.hpp).
+std::unique_ptr<Simulator> make_simulator(const Model& model, double h, LinearAlgebra la) {
+  if (!(h > 0.0) || !std::isfinite(h))
+    throw SolverError(fmt::format("alm-index3: step size must be positive and finite, got {}", h));
+  const bool sparse = sparse_path(la, model);
+  if (!sparse && model.nq() == 2 && model.nc() == 1) return std::make_unique<TrapezoidalSimulator<2, 1>>(model, h);
+  if (!sparse && model.nq() == 4 && model.nc() == 2) return std::make_unique<TrapezoidalSimulator<4, 2>>(model, h);
+  return std::make_unique<TrapezoidalSimulator<Eigen::Dynamic, Eigen::Dynamic>>(model, h, sparse);
 }
+
+namespace {
 
 class AlmIndex3 final : public Formulation {
  public:
@@ -646,10 +785,8 @@ class AlmIndex3 final : public Formulation {
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
     if (integrator != "trapezoidal")
       throw SolverError(fmt::format("alm-index3: unknown integrator '{}' (known: trapezoidal)", integrator));
-    if (!(setting > 0.0) || !std::isfinite(setting))
-      throw SolverError(fmt::format("alm-index3: step size must be positive and finite, got {}", setting));
     if (const std::string why = unsupported_reason(model); !why.empty()) throw SolverError("alm-index3: " + why);
-    return make_sized(model, setting);
+    return make_simulator(model, setting);
   }
   std::string linearization_unsupported_reason(const Model& model) const override {
     return linearizer_unsupported_reason(model);

@@ -26,7 +26,9 @@
 #include <ida/ida.h>
 #include <nvector/nvector_serial.h>
 #include <sunlinsol/sunlinsol_dense.h>
+#include <sunlinsol/sunlinsol_klu.h>
 #include <sunmatrix/sunmatrix_dense.h>
+#include <sunmatrix/sunmatrix_sparse.h>
 
 #include <algorithm>
 #include <array>
@@ -47,8 +49,9 @@ namespace mbs::ida_index3 {
 // ---------------------------------------------------------------------------------------------
 // The DAE
 
-Index3Dae::Index3Dae(const Model& model)
+Index3Dae::Index3Dae(const Model& model, bool sparse)
     : nat_(model),
+      sparse_(sparse),
       Q_(nat_.Q()),
       dQ_dq_(nat_.has_force_elements() ? nat_.nq() : 0, nat_.has_force_elements() ? nat_.nq() : 0),
       dQ_dv_(dQ_dq_.rows(), dQ_dq_.cols()),
@@ -65,6 +68,83 @@ Index3Dae::Index3Dae(const Model& model)
   // Pivots below 1e-10 of the largest are treated as zero: S is then rank deficient and solve()
   // returns the minimum-norm solution (kept as a guard; redundant rows are already removed).
   S_cod_.setThreshold(1e-10);
+  if (sparse_) build_sparse_pattern();
+}
+
+void Index3Dae::build_sparse_pattern() {
+  const int n = nq(), m = nc(), N = size(), dim = nat_.dim();
+  Phi_q_sp_ = std::make_unique<SparseJacobian>(nat_, rows_);
+  const auto& J = Phi_q_sp_->matrix();
+  std::vector<Eigen::Triplet<double, int>> t;
+  for (int i = 0; i < n; ++i) {
+    t.emplace_back(i, i, 1.0);
+    t.emplace_back(i, n + i, 1.0);
+    t.emplace_back(n + i, n + i, 1.0);
+  }
+  for (int k = 0; k < m; ++k)
+    for (int p = J.outerIndexPtr()[k]; p < J.outerIndexPtr()[k + 1]; ++p) {
+      t.emplace_back(2 * n + k, J.innerIndexPtr()[p], 1.0);
+      t.emplace_back(n + J.innerIndexPtr()[p], 2 * n + k, 1.0);
+    }
+  // Geometric stiffness sum_k lambda_k d2Phi_k/dq2 of the kept rows (as NaturalCoordinates::add_Phi_qq_times).
+  struct Entry {
+    int i, j, row;
+    double coef;
+  };
+  std::vector<Entry> hess;
+  for (const int r : rows_) {
+    const ConstraintRow& row = nat_.rows()[r];
+    const Combo& d2 = row.same ? row.d1 : row.d2;
+    for (int a = 0; a < row.d1.n; ++a)
+      for (int b = 0; b < d2.n; ++b) {
+        const double x = row.s * row.d1.w[a] * d2.w[b];
+        for (int c = 0; c < dim; ++c) {
+          hess.push_back({row.d1.off[a] + c, d2.off[b] + c, r, x});
+          hess.push_back({d2.off[b] + c, row.d1.off[a] + c, r, x});
+        }
+      }
+  }
+  for (const Entry& e : hess) t.emplace_back(n + e.i, e.j, 1.0);
+  Eigen::SparseMatrix<double, Eigen::ColMajor, int> A(N, N);
+  A.setFromTriplets(t.begin(), t.end());
+  A.makeCompressed();
+  col_ptr_.assign(A.outerIndexPtr(), A.outerIndexPtr() + N + 1);
+  row_ind_.assign(A.innerIndexPtr(), A.innerIndexPtr() + A.nonZeros());
+  auto slot = [&](int i, int j) {
+    const int* inner = A.innerIndexPtr();
+    const int* p = std::lower_bound(inner + A.outerIndexPtr()[j], inner + A.outerIndexPtr()[j + 1], i);
+    return static_cast<int>(p - inner);
+  };
+  for (int i = 0; i < n; ++i) {
+    slot_q_.push_back(slot(i, i));
+    slot_v_.push_back(slot(i, n + i));
+    slot_m_.push_back(slot(n + i, n + i));
+  }
+  for (int k = 0; k < m; ++k)
+    for (int p = J.outerIndexPtr()[k]; p < J.outerIndexPtr()[k + 1]; ++p) {
+      slot_j_.push_back(slot(2 * n + k, J.innerIndexPtr()[p]));
+      slot_jt_.push_back(slot(n + J.innerIndexPtr()[p], 2 * n + k));
+    }
+  for (const Entry& e : hess) hess_.push_back({slot(n + e.i, e.j), e.row, e.coef});
+}
+
+void Index3Dae::jacobian_sparse(double cj, const Eigen::Ref<const Eigen::VectorXd>& y, double* values) {
+  const int n = nq(), m = nc();
+  std::fill(values, values + row_ind_.size(), 0.0);
+  for (int i = 0; i < n; ++i) {
+    values[slot_q_[i]] = cj;
+    values[slot_v_[i]] = -1.0;
+    values[slot_m_[i]] = cj * nat_.M_diag()[i];
+  }
+  Phi_q_sp_->evaluate(y.head(n));
+  const double* J = Phi_q_sp_->matrix().valuePtr();
+  for (size_t p = 0; p < slot_j_.size(); ++p) {
+    values[slot_j_[p]] = J[p];
+    values[slot_jt_[p]] = J[p];
+  }
+  const auto lambda = y.tail(m);
+  for (int k = 0; k < m; ++k) mu_all_[rows_[k]] = lambda[k];  // dropped rows stay 0
+  for (const Hess& h : hess_) values[h.slot] += mu_all_[h.row] * h.coef;
 }
 
 void Index3Dae::kept_Phi_q(const Eigen::Ref<const Eigen::VectorXd>& q) {
@@ -82,9 +162,14 @@ void Index3Dae::residual(const Eigen::Ref<const Eigen::VectorXd>& y, const Eigen
   F.head(n) = q_dot - v;
 
   // dynamics: M v' + Phi_q^T lambda - Q = 0
-  kept_Phi_q(q);
   auto F_dyn = F.segment(n, n);
-  F_dyn.noalias() = Phi_q_.transpose() * lambda;
+  if (sparse_) {
+    Phi_q_sp_->evaluate(q);
+    F_dyn.noalias() = Phi_q_sp_->matrix().transpose() * lambda;
+  } else {
+    kept_Phi_q(q);
+    F_dyn.noalias() = Phi_q_.transpose() * lambda;
+  }
   F_dyn += nat_.M_diag().cwiseProduct(v_dot);
   if (nat_.has_force_elements()) {
     nat_.Q(q, v, Q_);
@@ -198,8 +283,8 @@ std::string flag_name(int flag, bool linear_solver) {
 
 class IdaSimulator final : public Simulator {
  public:
-  IdaSimulator(const Model& model, double rtol, ErrorTest error_test)
-      : Simulator(model), dae_(model), n_(dae_.size()), rtol_(rtol) {
+  IdaSimulator(const Model& model, double rtol, ErrorTest error_test, bool sparse)
+      : Simulator(model), dae_(model, sparse), n_(dae_.size()), rtol_(rtol) {
     const double length = min_model_length(model);
     atol_ = rtol_ * (std::isfinite(length) ? length : 1.0);
     m_min_ = dae_.nat().M_diag().minCoeff();
@@ -221,10 +306,17 @@ class IdaSimulator final : public Simulator {
     check(IDAInit(mem_.get(), &IdaSimulator::residual_fn, 0.0, yy_.get(), yp_.get()), "IDAInit");
     check(IDASetUserData(mem_.get(), this), "IDASetUserData");
 
-    A_.reset(SUNDenseMatrix(n_, n_, ctx_.get()));
-    if (!A_) throw SolverError("SUNDenseMatrix failed");
-    LS_.reset(SUNLinSol_Dense(yy_.get(), A_.get(), ctx_.get()));
-    if (!LS_) throw SolverError("SUNLinSol_Dense failed");
+    if (dae_.sparse()) {  // compressed-column matrix on the DAE's fixed pattern, factored by KLU
+      A_.reset(SUNSparseMatrix(n_, n_, static_cast<sunindextype>(dae_.row_indices().size()), CSC_MAT, ctx_.get()));
+      if (!A_) throw SolverError("SUNSparseMatrix failed");
+      LS_.reset(SUNLinSol_KLU(yy_.get(), A_.get(), ctx_.get()));
+      if (!LS_) throw SolverError("SUNLinSol_KLU failed");
+    } else {
+      A_.reset(SUNDenseMatrix(n_, n_, ctx_.get()));
+      if (!A_) throw SolverError("SUNDenseMatrix failed");
+      LS_.reset(SUNLinSol_Dense(yy_.get(), A_.get(), ctx_.get()));
+      if (!LS_) throw SolverError("SUNLinSol_Dense failed");
+    }
     check_ls(IDASetLinearSolver(mem_.get(), LS_.get(), A_.get()), "IDASetLinearSolver");
     check_ls(IDASetJacFn(mem_.get(), &IdaSimulator::jacobian_fn), "IDASetJacFn");
 
@@ -253,6 +345,7 @@ class IdaSimulator final : public Simulator {
     // t_end is known from here on; the stop time keeps IDA from stepping past it. Set every run:
     // newer IDA versions disable it once reached.
     check(IDASetStopTime(mem_.get(), t_end), "IDASetStopTime");
+    first_step_ = first_step(t_end);
   }
 
   void do_step(double t_end) override {
@@ -286,6 +379,26 @@ class IdaSimulator final : public Simulator {
     const double* data = N_VGetArrayPointer(yy_.get());
     q_model_ = Eigen::Map<const Eigen::VectorXd>(data, nq);
     v_model_ = Eigen::Map<const Eigen::VectorXd>(data + nq, nq);
+  }
+
+  // The first step IDA will try (IDA 6.4, IDASolve's first call, with no IDASetInitStep): 0.001 t_end,
+  // cut to 0.5 / |q'0| in the weighted RMS norm of the error-test components (suppressed algebraic
+  // components are masked out of the norm, which divides by the whole length), with q's weights.
+  // The v and lambda weights before the first step are scaled by this step: scaled by 1 (plain
+  // weights) they are 1/h and 1/h^2 times too strict for it, and with a moving initial state (the
+  // N-four-bar: h0 ~ 3 rtol s) Newton's convergence test then failed at every retry until h
+  // reached hmin at t = 0. A state released from rest (q'0 = 0) starts at 0.001 t_end.
+  double first_step(double t_end) const {
+    const int nq = dae_.nq();
+    double sum = 0.0;
+    for (int i = 0; i < nq; ++i) {
+      const double w = 1.0 / (rtol_ * std::abs(y0_[i]) + atol_);
+      sum += (yp0_[i] * w) * (yp0_[i] * w);
+    }
+    const double ypnorm = std::sqrt(sum / n_);
+    double h = 0.001 * t_end;
+    if (ypnorm > 0.5 / h) h = 0.5 / ypnorm;
+    return h > 0.0 ? h : 1.0;
   }
 
   Eigen::Map<Eigen::VectorXd> y() { return {N_VGetArrayPointer(yy_.get()), n_}; }
@@ -327,6 +440,15 @@ class IdaSimulator final : public Simulator {
                          void* user_data, N_Vector, N_Vector, N_Vector) {
     auto* self = static_cast<IdaSimulator*>(user_data);
     const int n = self->n_;
+    if (self->dae_.sparse()) {  // IDA zeroes the whole matrix, pattern included, before each call
+      const auto& cp = self->dae_.column_pointers();
+      const auto& ri = self->dae_.row_indices();
+      std::copy(cp.begin(), cp.end(), SUNSparseMatrix_IndexPointers(J));
+      std::copy(ri.begin(), ri.end(), SUNSparseMatrix_IndexValues(J));
+      self->dae_.jacobian_sparse(cj, Eigen::Map<const Eigen::VectorXd>(N_VGetArrayPointer(yy), n),
+                                 SUNSparseMatrix_Data(J));
+      return 0;
+    }
     // SUNDIALS dense matrices are column-major, like Eigen's default.
     self->dae_.jacobian(cj, Eigen::Map<const Eigen::VectorXd>(N_VGetArrayPointer(yy), n),
                         Eigen::Map<Eigen::MatrixXd>(SUNDenseMatrix_Data(J), n, n));
@@ -340,10 +462,14 @@ class IdaSimulator final : public Simulator {
   // the Newton convergence test fail ever more as h shrinks, and the step collapses.
   static int weights_fn(N_Vector yy, N_Vector ewt, void* user_data) {
     auto* self = static_cast<IdaSimulator*>(user_data);
-    double h = 0.0;
-    if (IDAGetCurrentStep(self->mem_.get(), &h) < 0) return -1;
+    // Before the run's first step (none taken since IDAReInit): the step IDA is about to try (IDA's
+    // current step is then 0, or the last one of the previous run).
+    long steps = 0;
+    if (IDAGetNumSteps(self->mem_.get(), &steps) < 0) return -1;
+    double h = self->first_step_;
+    if (steps > 0 && IDAGetCurrentStep(self->mem_.get(), &h) < 0) return -1;
     h = std::abs(h);
-    if (h == 0.0) h = 1.0;  // before the first step: plain (unscaled) weights, all positive
+    if (h == 0.0) h = self->first_step_;
     const int nq = self->dae_.nq(), n = self->n_;
     const double rtol = self->rtol_, atol = self->atol_, m_min = self->m_min_;
     const double* y = N_VGetArrayPointer(yy);
@@ -365,6 +491,7 @@ class IdaSimulator final : public Simulator {
   int n_;
   double rtol_, atol_ = 0.0, m_min_ = 1.0;
   double t_ = 0.0;
+  double first_step_ = 1.0;   // s: the step the weights assume before IDA's first step (first_step())
   Eigen::VectorXd y0_, yp0_;  // consistent initial (q, v, lambda) and its derivative
   std::array<char, 512> message_{};
   // Declaration order is destruction order reversed: IDA memory first, the context last.
@@ -398,10 +525,10 @@ class IdaIndex3 final : public Formulation {
 
 }  // namespace
 
-std::unique_ptr<Simulator> make_simulator(const Model& model, double rtol, ErrorTest error_test) {
+std::unique_ptr<Simulator> make_simulator(const Model& model, double rtol, ErrorTest error_test, LinearAlgebra la) {
   if (!(rtol > 0.0) || !std::isfinite(rtol))
     throw SolverError(fmt::format("ida-index3: rtol must be positive and finite, got {}", rtol));
-  return std::make_unique<IdaSimulator>(model, rtol, error_test);
+  return std::make_unique<IdaSimulator>(model, rtol, error_test, sparse_path(la, model));
 }
 
 MBS_REGISTER_FORMULATION(IdaIndex3);

@@ -13,14 +13,18 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/sparse_natural.hpp"
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
 #include "penalty/linearizer.hpp"
+#include "penalty/penalty.hpp"
 
 namespace mbs::penalty {
 namespace {
 
-// Penalty factor per kilogram of the heaviest point (alpha is a mass: it scales m/s^2 into N).
+// Penalty factor per kilogram of the heaviest point (alpha is a mass: it scales m/s^2 into N), or
+// per kilogram of the softest constraint mode's mass when that is much larger (a long closed
+// chain; common/sparse_natural.hpp, penalty_mass_scale).
 // Finite alpha leaves the constraint acceleration Phi'' + 2 xi omega Phi' + omega^2 Phi at
 // lambda / alpha, so the violation tracks lambda / (alpha omega^2) (~3e-8 m on the pendulum) with a
 // lag that dissipates energy (~2 xi lambda'^2 / (alpha omega^3)): on the IFToMM pendulum ~4e-6 J
@@ -49,23 +53,31 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   using MatQQ = Eigen::Matrix<double, NQ, NQ>;
 
  public:
-  TrapezoidalSimulator(const Model& model, double h)
+  TrapezoidalSimulator(const Model& model, double h, bool sparse = false)
       : FixedStepSimulator(model, h),
         nat_(model),
+        sparse_(sparse),
         nq_(nat_.nq()),
         nc_(nat_.nc()),
         M_(nat_.M_diag()),
         Q_(nat_.Q()),
-        alpha_(kAlphaPerMass * (nq_ > 0 ? M_.maxCoeff() : 1.0)),
+        alpha_(kAlphaPerMass * penalty_mass_scale(nat_, model, nq_ > 0 ? M_.maxCoeff() : 1.0)),
         q0_(model.initial_q()),
         v0_(model.initial_v()),
         q_(nq_), v_(nq_), a_(nq_), a_prev_(nq_),
         q_new_(nq_), v_new_(nq_), a_new_(nq_),
         r_(nq_), da_(nq_), w_(nq_), q_w_(nq_),
         Phi_(nc_), Phi_dot_(nc_), Phi_q_dot_v_(nc_), lambda_(nc_), mu_(nc_), lambda_c_(nc_),
-        Phi_q_(nc_, nq_), G_(nc_, nq_), T_(nq_, nq_), K_(nq_, nq_), C_(nq_, nq_),
-        lu_(nq_) {
+        Phi_q_(dense(nc_), dense(nq_)), G_(dense(nc_), dense(nq_)), T_(dense(nq_), dense(nq_)),
+        K_(dense(nq_), dense(nq_)), C_(dense(nq_), dense(nq_)), lu_(dense(nq_)) {
     accel_floor_ = nq_ > 0 ? (Q_.array() / M_.array()).abs().maxCoeff() : 0.0;
+    if constexpr (kCanSparse) {
+      if (sparse_) {
+        Phi_q_sp_ = std::make_unique<SparseJacobian>(nat_);
+        G_sp_ = std::make_unique<SparseJacobian>(nat_);
+        T_sp_ = std::make_unique<SparseTangent>(nat_, *Phi_q_sp_, false, true);
+      }
+    }
   }
 
  private:
@@ -79,10 +91,10 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     lambda_c_.setZero();  // tangent(0) scales it by h^2 = 0: garbage there could be NaN, and 0 NaN = NaN
     residual(0.0);
     tangent(0.0);
-    da_.noalias() = lu_.solve(r_);
+    solve(r_, da_);
     a_ = -da_;
     lambda_c_ = lambda_;
-    lambda_c_.noalias() -= alpha_ * G_ * da_;  // d(lambda)/dq'' = alpha G
+    g_times_sub(alpha_, da_, lambda_c_);  // d(lambda)/dq'' = alpha G
     if (!a_.allFinite()) throw SolverError("penalty: non-finite initial accelerations");
   }
 
@@ -97,10 +109,10 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     for (int it = 1;; ++it) {
       residual(h);
       tangent(h);
-      da_.noalias() = lu_.solve(r_);
+      solve(r_, da_);
       a_new_ -= da_;
       lambda_c_ = lambda_;
-      lambda_c_.noalias() -= alpha_ * G_ * da_;  // d(lambda)/dq'' = alpha G
+      g_times_sub(alpha_, da_, lambda_c_);  // d(lambda)/dq'' = alpha G
       ++stats_.newton_iterations;
       const double da_norm = da_.template lpNorm<Eigen::Infinity>();
       if (da_norm <= kNewtonTol * std::max(a_new_.template lpNorm<Eigen::Infinity>(), accel_floor_)) break;
@@ -136,8 +148,22 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   void residual(double h) {
     advance(h);
     nat_.Phi(q_new_, Phi_);
-    nat_.Phi_q(q_new_, Phi_q_);
     nat_.Phi_q_dot_v(q_new_, v_new_, Phi_q_dot_v_);
+    if constexpr (kCanSparse) {
+      if (sparse_) {
+        const auto& J = Phi_q_sp_->matrix();
+        Phi_q_sp_->evaluate(q_new_);
+        Phi_dot_.noalias() = J * v_new_;
+        lambda_ = Phi_q_dot_v_ + (2.0 * kXi * kOmega) * Phi_dot_ + (kOmega * kOmega) * Phi_;
+        lambda_.noalias() += J * a_new_;
+        lambda_ *= alpha_;
+        r_ = M_.cwiseProduct(a_new_) - Q_;
+        r_.noalias() += J.transpose() * lambda_;
+        ++stats_.rhs_evals;
+        return;
+      }
+    }
+    nat_.Phi_q(q_new_, Phi_q_);
     Phi_dot_.noalias() = Phi_q_ * v_new_;
     lambda_ = Phi_q_dot_v_ + (2.0 * kXi * kOmega) * Phi_dot_ + (kOmega * kOmega) * Phi_;
     lambda_.noalias() += Phi_q_ * a_new_;
@@ -146,6 +172,27 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     r_ = M_.cwiseProduct(a_new_) - Q_;
     r_.noalias() += Phi_q_.transpose() * lambda_;
     ++stats_.rhs_evals;
+  }
+
+  // y -= s G x (G of the last tangent).
+  void g_times_sub(double s, const VecQ& x, VecC& y) const {
+    if constexpr (kCanSparse) {
+      if (sparse_) {
+        y.noalias() -= s * (G_sp_->matrix() * x);
+        return;
+      }
+    }
+    y.noalias() -= s * G_ * x;
+  }
+  // x = T^-1 b with the last tangent's factorization.
+  void solve(const VecQ& b, VecQ& x) {
+    if constexpr (kCanSparse) {
+      if (sparse_) {
+        T_sp_->solve(b, x);
+        return;
+      }
+    }
+    x.noalias() = lu_.solve(b);
   }
 
   // Tangent dr/dq'' = M + alpha Phi_q^T G + h^2/4 sum_k lambda_k Phi_k,qq, factorized.
@@ -167,6 +214,23 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     const double c = 1.0 + h * kXi * kOmega + 0.25 * h * h * kOmega * kOmega;
     w_ = h * v_new_ + (0.25 * h * h) * (a_new_ + (2.0 * kXi * kOmega) * v_new_);
     q_w_ = q_new_ + w_;
+    if constexpr (kCanSparse) {
+      if (sparse_) {  // no force elements on this path; Phi_q_sp_ and G_sp_ share one pattern
+        G_sp_->evaluate(q_w_);
+        const int nnz = G_sp_->nonzeros();
+        double* g = G_sp_->matrix().valuePtr();
+        const double* p = Phi_q_sp_->matrix().valuePtr();
+        for (int i = 0; i < nnz; ++i) g[i] += (c - 1.0) * p[i];
+        T_sp_->set_zero();
+        T_sp_->add_gram(alpha_, *Phi_q_sp_, *G_sp_);
+        T_sp_->add_geometric_stiffness(lambda_c_, 0.25 * h * h);
+        T_sp_->add_diagonal(M_);
+        if (!T_sp_->factorize())
+          throw SolverError(fmt::format("penalty: the sparse LU of the tangent failed at t = {:.9g} s", time() + h));
+        ++stats_.jacobian_evals;
+        return;
+      }
+    }
     nat_.Phi_q(q_w_, G_);
     G_ += (c - 1.0) * Phi_q_;
     T_.noalias() = alpha_ * Phi_q_.transpose() * G_;
@@ -184,7 +248,13 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     ++stats_.jacobian_evals;
   }
 
+  static constexpr bool kCanSparse = NQ == Eigen::Dynamic;
+  int dense(int n) const { return sparse_ ? 0 : n; }  // dense matrices are empty on the sparse path
+
   NaturalCoordinates nat_;
+  bool sparse_ = false;  // Phi_q_sp_, G_sp_, T_sp_ (SparseLU) instead of Phi_q_, G_, T_, lu_
+  std::unique_ptr<SparseJacobian> Phi_q_sp_, G_sp_;
+  std::unique_ptr<SparseTangent> T_sp_;
   int nq_, nc_;
   VecQ M_, Q_;          // diagonal of M (kg), applied forces Q (N)
   double alpha_;        // kg
@@ -213,10 +283,7 @@ class Penalty final : public Formulation {
   Accepts accepts() const override { return {{ElementRole::kJoint, ElementRole::kForce}, {}}; }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
     if (integrator != "trapezoidal") throw SolverError("penalty: unknown integrator '" + integrator + "'");
-    if (!(setting > 0.0) || !std::isfinite(setting)) throw SolverError("penalty: step size must be positive and finite");
-    if (model.nq() == 2 && model.nc() == 1) return std::make_unique<TrapezoidalSimulator<2, 1>>(model, setting);
-    if (model.nq() == 4 && model.nc() == 2) return std::make_unique<TrapezoidalSimulator<4, 2>>(model, setting);
-    return std::make_unique<TrapezoidalSimulator<Eigen::Dynamic, Eigen::Dynamic>>(model, setting);
+    return make_simulator(model, setting);
   }
   std::string linearization_unsupported_reason(const Model& model) const override {
     return linearizer_unsupported_reason(model);
@@ -227,6 +294,14 @@ class Penalty final : public Formulation {
 };
 
 }  // namespace
+
+std::unique_ptr<Simulator> make_simulator(const Model& model, double h, LinearAlgebra la) {
+  if (!(h > 0.0) || !std::isfinite(h)) throw SolverError("penalty: step size must be positive and finite");
+  const bool sparse = sparse_path(la, model);
+  if (!sparse && model.nq() == 2 && model.nc() == 1) return std::make_unique<TrapezoidalSimulator<2, 1>>(model, h);
+  if (!sparse && model.nq() == 4 && model.nc() == 2) return std::make_unique<TrapezoidalSimulator<4, 2>>(model, h);
+  return std::make_unique<TrapezoidalSimulator<Eigen::Dynamic, Eigen::Dynamic>>(model, h, sparse);
+}
 
 MBS_REGISTER_FORMULATION(Penalty);
 

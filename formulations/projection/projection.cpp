@@ -40,12 +40,13 @@ class FixedSimulator final : public FixedStepSimulator, public ProjectionRun {
  public:
   using Ode = ProjectionOde<NQ, NR>;
   template <typename... Args>
-  FixedSimulator(const Model& model, std::vector<int> rows, bool project, double h, Args&&... args)
-      : FixedStepSimulator(model, h), ode_(model, std::move(rows), stats_), rk_(ode_, std::forward<Args>(args)...),
+  FixedSimulator(const Model& model, std::vector<int> rows, bool sparse, bool project, double h, Args&&... args)
+      : FixedStepSimulator(model, h), ode_(model, std::move(rows), stats_, sparse), rk_(ode_, std::forward<Args>(args)...),
         y_(ode_.size()), project_(project) {}
   int kept_rows() const override { return ode_.kept_rows(); }
   int dropped_rows() const override { return ode_.dropped_rows(); }
   bool projects() const override { return project_; }
+  bool sparse() const override { return ode_.sparse(); }
 
  private:
   void do_initialize_state() override {
@@ -68,12 +69,13 @@ template <int NQ, int NR>
 class ErkSimulator final : public Simulator, public ProjectionRun {
  public:
   using Ode = ProjectionOde<NQ, NR>;
-  ErkSimulator(const Model& model, std::vector<int> rows, bool project, const ButcherTable& table, double tol)
-      : Simulator(model), ode_(model, std::move(rows), stats_), rk_(ode_, table, tol, tol), y_(ode_.size()),
+  ErkSimulator(const Model& model, std::vector<int> rows, bool sparse, bool project, const ButcherTable& table, double tol)
+      : Simulator(model), ode_(model, std::move(rows), stats_, sparse), rk_(ode_, table, tol, tol), y_(ode_.size()),
         project_(project) {}
   int kept_rows() const override { return ode_.kept_rows(); }
   int dropped_rows() const override { return ode_.dropped_rows(); }
   bool projects() const override { return project_; }
+  bool sparse() const override { return ode_.sparse(); }
 
  private:
   void do_initialize(double /*t_end*/) override {  // adaptive: steps are clipped to t_end in do_step
@@ -97,16 +99,16 @@ class ErkSimulator final : public Simulator, public ProjectionRun {
 };
 
 // Fixed sizes for the planar and spatial pendulum and the planar double pendulum (no row dropped),
-// dynamic sizes otherwise.
+// dynamic sizes otherwise (dense or sparse).
 template <template <int, int> class Sim, typename... Args>
-std::unique_ptr<Simulator> make_sized(const Model& model, std::vector<int> rows, Args&&... args) {
+std::unique_ptr<Simulator> make_sized(const Model& model, std::vector<int> rows, bool sparse, Args&&... args) {
   const int nq = model.nq(), nc = model.nc(), nr = static_cast<int>(rows.size());
-  if (nr == nc) {
-    if (nq == 2 && nc == 1) return std::make_unique<Sim<2, 1>>(model, std::move(rows), std::forward<Args>(args)...);
-    if (nq == 3 && nc == 1) return std::make_unique<Sim<3, 1>>(model, std::move(rows), std::forward<Args>(args)...);
-    if (nq == 4 && nc == 2) return std::make_unique<Sim<4, 2>>(model, std::move(rows), std::forward<Args>(args)...);
+  if (nr == nc && !sparse) {
+    if (nq == 2 && nc == 1) return std::make_unique<Sim<2, 1>>(model, std::move(rows), false, std::forward<Args>(args)...);
+    if (nq == 3 && nc == 1) return std::make_unique<Sim<3, 1>>(model, std::move(rows), false, std::forward<Args>(args)...);
+    if (nq == 4 && nc == 2) return std::make_unique<Sim<4, 2>>(model, std::move(rows), false, std::forward<Args>(args)...);
   }
-  return std::make_unique<Sim<Eigen::Dynamic, Eigen::Dynamic>>(model, std::move(rows), std::forward<Args>(args)...);
+  return std::make_unique<Sim<Eigen::Dynamic, Eigen::Dynamic>>(model, std::move(rows), sparse, std::forward<Args>(args)...);
 }
 
 template <int NQ, int NR>
@@ -142,11 +144,7 @@ class Index1Formulation : public Formulation {
     if (!(setting > 0.0) || !std::isfinite(setting))
       throw SolverError(fmt::format("{}: the setting must be positive and finite, got {}", name(), setting));
     if (const std::string why = unsupported_reason(model); !why.empty()) throw SolverError(name() + ": " + why);
-    std::vector<int> rows = independent_rows(NaturalCoordinates(model), model);
-    if (integrator == "rk4") return make_sized<Rk4Simulator>(model, std::move(rows), project_, setting);
-    if (integrator == "fehlberg8-fixed")
-      return make_sized<Rk8Simulator>(model, std::move(rows), project_, setting, ButcherTable::from_arkode("fehlberg8"));
-    return make_sized<ErkSimulator>(model, std::move(rows), project_, ButcherTable::from_arkode(integrator), setting);
+    return make_simulator(model, integrator, setting, project_);
   }
   std::string linearization_unsupported_reason(const Model& /*model*/) const override {
     return "no linearization implemented for " + name() + " (the index-1 equations' constraint drift modes would "
@@ -168,6 +166,16 @@ class Unprojected final : public Index1Formulation {
 };
 
 }  // namespace
+
+std::unique_ptr<Simulator> make_simulator(const Model& model, const std::string& integrator, double setting, bool project,
+                                          LinearAlgebra la) {
+  const bool sparse = sparse_path(la, model);
+  std::vector<int> rows = independent_rows(NaturalCoordinates(model), model);
+  if (integrator == "rk4") return make_sized<Rk4Simulator>(model, std::move(rows), sparse, project, setting);
+  if (integrator == "fehlberg8-fixed")
+    return make_sized<Rk8Simulator>(model, std::move(rows), sparse, project, setting, ButcherTable::from_arkode("fehlberg8"));
+  return make_sized<ErkSimulator>(model, std::move(rows), sparse, project, ButcherTable::from_arkode(integrator), setting);
+}
 
 MBS_REGISTER_FORMULATION(Projection);
 MBS_REGISTER_FORMULATION(Unprojected);

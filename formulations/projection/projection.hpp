@@ -1,6 +1,12 @@
 // What a "projection" / "unprojected" simulator reports beyond RunStats, for tests: dynamic_cast the
-// Simulator that the formulation creates to ProjectionRun.
+// Simulator that the formulation creates to ProjectionRun; and its factory.
 #pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/sparse_natural.hpp"
+#include "core/formulation.hpp"
 
 namespace mbs::projection {
 
@@ -10,6 +16,13 @@ class ProjectionRun {
   virtual int kept_rows() const = 0;     // independent constraint rows in G
   virtual int dropped_rows() const = 0;  // redundant rows removed at setup
   virtual bool projects() const = 0;     // projection after every step ("projection"), or none ("unprojected")
+  virtual bool sparse() const = 0;       // sparse G and G M^-1 G^T (common/sparse_natural.hpp)
 };
+
+// The simulator of "projection" (project = true) or "unprojected" for integrator rk4,
+// fehlberg8-fixed, dopri5 or fehlberg8 at `setting` (the caller checks both); kAuto: dense or sparse
+// by model size.
+std::unique_ptr<Simulator> make_simulator(const Model& model, const std::string& integrator, double setting, bool project,
+                                          LinearAlgebra la = LinearAlgebra::kAuto);
 
 }  // namespace mbs::projection
