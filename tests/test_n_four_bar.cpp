@@ -13,6 +13,7 @@
 #include "penalty/penalty.hpp"
 #include "problem/problem.hpp"
 #include "projection/projection.hpp"
+#include "support/alloc_counter.hpp"
 #include "support/monitor.hpp"
 #include "support/n_four_bar.hpp"
 
@@ -171,6 +172,30 @@ TEST(NFourBarSparse, SameStepsDenseAndSparse) {
   EXPECT_LT((dense.q_final - sparse.q_final).cwiseAbs().maxCoeff(), 1e-10);
 }
 
+
+// The sparse integration loops of alm-index3 and projection allocate nothing after setup and a
+// warm-up run (values written into fixed patterns, LDLT factorized in place). Two do, in code that
+// is not ours: penalty's (Eigen's SparseLU allocates inside factorize()) and ida-index3's (SUNDIALS'
+// KLU solver refactors from scratch, allocating, whenever KLU's condition estimate of the index-3
+// iteration matrix falls below eps^(2/3), as it does at small steps); both are counted here.
+TEST(NFourBarSparse, LoopsAllocateNothing) {
+  MBS_SKIP_WITHOUT_ALLOCATION_COUNTING();
+  const Problem p = n_four_bar(3, 1.0);
+  const double t = 0.05;
+  auto check = [&](const char* name, std::unique_ptr<Simulator> sim, bool expect_none) {
+    sim->run(t, nullptr);  // warm-up
+    const long n = testing::allocations_during([&] { sim->run(t, nullptr); });
+    RecordProperty(name, std::to_string(n));
+    if (expect_none) EXPECT_EQ(n, 0) << name;
+    else EXPECT_GT(n, 0) << name << " was expected to allocate (update this test and the docs)";
+  };
+  check("alm-index3", alm_index3::make_simulator(p.model, 1e-3, LinearAlgebra::kSparse), true);
+  check("projection/rk4", projection::make_simulator(p.model, "rk4", 1e-3, true, LinearAlgebra::kSparse), true);
+  check("projection/dopri5", projection::make_simulator(p.model, "dopri5", 1e-8, true, LinearAlgebra::kSparse), true);
+  check("ida-index3", ida_index3::make_simulator(p.model, 1e-8, ida_index3::ErrorTest::kPositionsOnly, LinearAlgebra::kSparse),
+        false);
+  check("penalty", penalty::make_simulator(p.model, 1e-3, LinearAlgebra::kSparse), false);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Passing singular positions: the 2-window mechanism over 1.5 s crosses two of them (every crank

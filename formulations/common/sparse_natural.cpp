@@ -21,7 +21,7 @@ std::string sparse_unsupported_reason(const Model& model) {
   return "";
 }
 
-bool sparse_path(LinearAlgebra la, const Model& model) {
+bool sparse_path(LinearAlgebra la, const Model& model, int min_coordinates) {
   switch (la) {
     case LinearAlgebra::kDense:
       return false;
@@ -31,7 +31,7 @@ bool sparse_path(LinearAlgebra la, const Model& model) {
       return true;
     case LinearAlgebra::kAuto:
     default:
-      return model.nq() >= kSparseMinCoordinates && sparse_unsupported_reason(model).empty();
+      return model.nq() >= min_coordinates && sparse_unsupported_reason(model).empty();
   }
 }
 

@@ -14,8 +14,9 @@
 // with its COLAMD analysis done once (SparseLU allocates inside factorize()).
 //
 // Dense or sparse: kAuto takes the sparse path for models with at least kSparseMinCoordinates
-// natural coordinates (see that constant for the measurement behind it) and no force elements
-// (their Jacobians are dense nq x nq through Element::add_force_jacobians) or contacts.
+// natural coordinates (kSparseLuMinCoordinates where the tangent is unsymmetric; see the constants
+// for the measurement behind them) and no force elements (their Jacobians are dense nq x nq through
+// Element::add_force_jacobians) or contacts.
 #pragma once
 
 #include <Eigen/Dense>
@@ -38,17 +39,29 @@ enum class LinearAlgebra {
   kSparse,  // the fixed-pattern sparse matrices below
 };
 
-// Natural coordinates from which kAuto goes sparse. Measured (Release, this 2-core machine, one
-// step at h = 1e-3 s on the N-four-bar with N windows, nq = 6 (2N + 1); docs/formulations.md):
-// per step, dense / sparse, for N = 1 (nq = 18), 2 (30), 3 (42), 5 (66), 10 (126), 40 (486):
-//   alm-index3 trapezoidal  see docs/formulations.md, "Dense or sparse"
-// Dense wins below ~30 coordinates (no indexing, fixed-size-like loops), sparse above ~40; the
-// five small problems (at most 12 coordinates) stay dense.
-inline constexpr int kSparseMinCoordinates = 36;
+// Natural coordinates from which kAuto goes sparse: alm-index3, projection and ida-index3
+// (symmetric LDLT, KLU). Measured with benchmarks/bench_dense_sparse.cpp (Release, this 2-core
+// machine; one step, h = 1e-3 s or rtol = 1e-8), dense / sparse:
+//   planar chain of k point masses, nq = 2k:       nq = 2 (fixed sizes)   6          12         24
+//     alm-index3                                      0.27 / 0.58 us   2.0 / 1.2   3.9 / 2.6  13.9 / 5.2
+//     projection/rk4                                  0.23 / 0.76      1.9 / 1.6   5.7 / 3.1  11.4 / 5.1
+//     ida-index3                                      1.9 / 1.8        4.0 / 3.4   9.0 / 5.6  33.7 / 9.8
+//   N-four-bar, nq = 6 (2N + 1):                    N = 1 (nq = 18)  3 (42)       10 (126)     40 (486)
+//     alm-index3                                       9.2 / 5.3 us   58 / 14      655 / 33     33.7 ms / 157 us
+//     projection/rk4                                  24 / 12        118 / 30     2450 / 78     122 ms / 295 us
+//     ida-index3                                      25 / 10        113 / 21     1378 / 82     31.3 ms / 272 us
+// Only the fixed-size dense paths (nq <= 4) beat the sparse ones; dynamic-size dense loses from 6
+// coordinates on. The threshold sits above the five small problems (at most 12 coordinates), which
+// keep their dense paths and their results, and gives away at most ~2.5x below it.
+inline constexpr int kSparseMinCoordinates = 16;
+// The same for penalty, whose tangent is unsymmetric (SparseLU, which carries more overhead than
+// the simplicial LDLT): dense / sparse per step, chain nq = 8: 2.3 / 5.7 us, 16: 6.6 / 14.0, 24: 11.2 /
+// 17.7; N-four-bar nq = 18: 10.8 / 15.9, 30: 39.7 / 24.3, 66: 156 / 57, 486: 46.5 ms / 562 us.
+inline constexpr int kSparseLuMinCoordinates = 28;
 
-// Whether `la` means the sparse path for this model. Empty `why_not` when it is possible; kSparse
-// on a model the sparse path cannot take (force elements, contacts) is an error for the caller.
-bool sparse_path(LinearAlgebra la, const Model& model);
+// Whether `la` means the sparse path for this model (kAuto: at least min_coordinates and no force
+// element or contact). kSparse on a model the sparse path cannot take throws SolverError.
+bool sparse_path(LinearAlgebra la, const Model& model, int min_coordinates = kSparseMinCoordinates);
 std::string sparse_unsupported_reason(const Model& model);
 
 // Phi_q of a set of constraint rows (all of them, or the kept independent ones), row-major, with

@@ -297,7 +297,7 @@ class Penalty final : public Formulation {
 
 std::unique_ptr<Simulator> make_simulator(const Model& model, double h, LinearAlgebra la) {
   if (!(h > 0.0) || !std::isfinite(h)) throw SolverError("penalty: step size must be positive and finite");
-  const bool sparse = sparse_path(la, model);
+  const bool sparse = sparse_path(la, model, kSparseLuMinCoordinates);
   if (!sparse && model.nq() == 2 && model.nc() == 1) return std::make_unique<TrapezoidalSimulator<2, 1>>(model, h);
   if (!sparse && model.nq() == 4 && model.nc() == 2) return std::make_unique<TrapezoidalSimulator<4, 2>>(model, h);
   return std::make_unique<TrapezoidalSimulator<Eigen::Dynamic, Eigen::Dynamic>>(model, h, sparse);
