@@ -150,7 +150,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
       : FixedStepSimulator(model, h), nat_(model), sparse_(sparse), n_q_(nat_.nq()), n_c_(nat_.nc()), M_(nat_.M_diag()), Q_(nat_.Q()),
         q0_(model.initial_q()), v0_(model.initial_v()), q_(n_q_), v_(n_q_), a_(n_q_), q_n_(n_q_), v_n_(n_q_),
         a_n_(n_q_), c_(n_q_), f_(n_q_), dq_(n_q_), w_(n_q_), Phi_(n_c_), lambda_(n_c_), mu_(n_c_), r_(n_c_),
-        gamma_(n_c_), Phi_q_(dense(n_c_), dense(n_q_)), T_(dense(n_q_), dense(n_q_)), forces_(nat_.has_force_elements()),
+        gamma_(n_c_), lambda_n_(n_c_), Phi_q_(dense(n_c_), dense(n_q_)), T_(dense(n_q_), dense(n_q_)), forces_(nat_.has_force_elements()),
         K_(dense(n_q_), dense(n_q_)), C_(dense(n_q_), dense(n_q_)), ldlt_(dense(n_q_)), lu_(forces_ ? n_q_ : 0), dim_(model.dim),
         nct_(static_cast<int>(plane_contacts(model).size())), closed_(nct_, 0), in_set_(nct_, 0), active_(nct_, 0),
         set_(nct_, 0), lcp_eq_(nct_, 0), pi_(nct_), pi_s_(nct_), vn_(nct_), lcp_b_(nct_), lcp_x_(nct_),
@@ -338,6 +338,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   template <bool kContacts = false>
   void newton() {
     alpha_ = alpha_step_;
+    lambda_n_ = lambda_;
     q_n_ = q_;
     v_n_ = v_;
     a_n_ = a_;
@@ -373,8 +374,14 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
         // directions, where d/dt(Phi_q) q' is known only to its error divided by the vanishing
         // singular value (on the N-four-bar a step 4e-5 rad from the singular position then produced
         // a 540 m/s^2 acceleration, a 1 mm predictor error, and lost 0.59 J). So the tangent is
-        // refactored with the step's alpha at the converged q.
+        // refactored with the step's alpha at the converged q. The multipliers go back to the step's
+        // start: the raised alpha builds up components in the vanishing directions (their true values
+        // grow like 1 / the distance to the singular position there) that, carried into the next
+        // steps, acted as spurious forces once those directions stiffened again (2-window mechanism
+        // at h = 2.5e-4 s: Newton failed at the second crossing; with the reset B0's error after two
+        // crossings is 1.1e-6 m).
         if (alpha_ != alpha_step_) {
+          lambda_ = lambda_n_;
           alpha_ = alpha_step_;
           jacobian(q_);
           tangent<kContacts>();
@@ -742,6 +749,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   Vec q_n_, v_n_, a_n_;   // state at the start of the step
   Vec c_, f_, dq_, w_;    // c = q_n + h q'_n + h^2/4 q''_n; residual; correction; scratch
   CVec Phi_, lambda_, mu_, r_, gamma_;
+  CVec lambda_n_;         // multipliers at the start of the step
   Jac Phi_q_;
   Mat T_;                 // Newton tangent f_q (also the projection matrix)
   bool forces_ = false;   // force elements: Q(q, q') and its Jacobians K_ = dQ/dq, C_ = dQ/dq'
