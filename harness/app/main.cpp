@@ -18,6 +18,7 @@
 #include "report/report.hpp"
 #include "run/bench_case.hpp"
 #include "run/linearization_case.hpp"
+#include "run/reference_setup.hpp"
 #include "run/timing.hpp"
 
 namespace fs = std::filesystem;
@@ -104,7 +105,7 @@ int main(int argc, char** argv) {
   CLI::App app{"mbsbench: which multibody formulation reaches the required accuracy in the least CPU time?"};
   std::string problem_arg, formulation_arg = "all", problems_dir = MBS_SOURCE_DIR "/problems", results_dir = "results";
   std::string compare;
-  bool list = false, verbose = false, no_write = false, project_initial_state = false;
+  bool list = false, verbose = false, no_write = false, project_initial_state = false, rebuild_reference = false;
   double min_time = 0.3, timeout = 0.0;
   std::optional<double> step, tol;
   app.add_option("-p,--problem", problem_arg,
@@ -127,6 +128,8 @@ int main(int argc, char** argv) {
                  "case no longer passes, needs >1.25x the steps, or its normalized time grew >3x");
   app.add_flag("--project-initial-state", project_initial_state,
                "project an initial state that violates the constraints onto them instead of rejecting the file");
+  app.add_flag("--rebuild-reference", rebuild_reference,
+               "recompute converged references even where results/<problem>/reference/ holds one for this problem file");
   app.add_flag("-v,--verbose", verbose, "log progress and every tuner trial");
   CLI11_PARSE(app, argc, argv);
 
@@ -163,6 +166,15 @@ int main(int argc, char** argv) {
     std::cerr << "bench: " << e.what() << "\n";
     return kExitBadInput;
   }
+  // References that give positions in time, before anything is timed: a converged one is read from
+  // the results folder while the problem file is unchanged, else computed (and stored with the results).
+  std::vector<ReferenceSetup> references;
+  try {
+    for (Problem& p : problems) references.push_back(attach_reference(p, ReferenceOptions{results_dir, rebuild_reference}));
+  } catch (const std::exception& e) {
+    std::cerr << "bench: " << e.what() << "\n";
+    return kExitBadInput;
+  }
 
   CaseOptions options;
   options.step = step;
@@ -173,9 +185,11 @@ int main(int argc, char** argv) {
 
   int exit_code = kExitOk;
   std::vector<BenchReport> reports;
-  for (const Problem& problem : problems) {
+  for (size_t pi = 0; pi < problems.size(); ++pi) {
+    const Problem& problem = problems[pi];
     BenchReport report;
     report.problem = &problem;
+    report.reference_note = references[pi].note;
     report.created = utc_now();
     const fs::path rel = fs::path(problem.file).lexically_normal().lexically_relative(MBS_SOURCE_DIR);
     report.problem_file = !rel.empty() && *rel.begin() != ".." ? rel.string() : problem.file;

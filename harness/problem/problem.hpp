@@ -3,6 +3,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -51,9 +52,20 @@ struct Check {
   bool published_is_target = false;
 };
 
-// The exact solution the harness compares against; `kind` names one of harness/reference/.
+// One run of a converged reference: a case at a setting far tighter than any rule.
+struct ConvergedCase {
+  std::string formulation, integrator;
+  bool fixed_step = false;  // setting is a step (s); else a tolerance
+  double setting = 0.0;
+  SourceMark mark;          // where the case is named, for messages
+  std::string name() const { return formulation + "/" + integrator; }
+};
+
+// What the harness compares against; `kind` names one of harness/reference/.
 struct ReferenceSpec {
-  std::string kind;            // "simple_pendulum_exact", "hinged_body_energy" or "pendulum_linear"
+  std::string kind;            // "simple_pendulum_exact", "hinged_body_energy", "pendulum_linear" or "converged"
+  SourceMark mark;             // the reference section, for messages
+  std::vector<ConvergedCase> cases;  // converged: two or more, of different formulations
   int point = kNoPoint;        // simple_pendulum_exact: point index in the model
   int body = -1;               // hinged_body_energy: rigid-body index
   Eigen::VectorXd pivot;       // a point on the pivot (axis), local frame (m)
@@ -63,6 +75,18 @@ struct ReferenceSpec {
 // A problem analysed without time integration. kind "linearization": each formulation linearizes
 // its equations about the initial configuration (a static equilibrium), and the harness times
 // `repetitions` executions of the whole linearization (terms, eigenvalues, discrimination).
+// The measured points at the output times t_k = min(k dt, t_end), as an exact solution or a converged
+// reference gives them (harness/reference/). Every run's points are read at the same times
+// (run/point_sampler.hpp) and its reference error is the largest distance from these.
+struct ReferenceTrajectory {
+  std::string kind;                // the reference kind it comes from
+  int dim = 0;                     // coordinates per point (the model's frame)
+  double dt = 0.0, t_end = 0.0;    // s
+  Eigen::MatrixXd x;               // samples x (dim * points), m
+  double uncertainty = 0.0;        // m: converged: the largest disagreement between its cases; exact: 0
+  std::string provenance;          // one line: how it was obtained
+};
+
 struct Analysis {
   std::string kind = "linearization";
   int repetitions = 10000;
@@ -79,6 +103,11 @@ struct Problem {
   Rule rule;
   std::string objective;  // "cpu_time"
   std::optional<ReferenceSpec> reference;
+  // The points a reference error measures (reference.points; default: the history point).
+  std::vector<std::pair<std::string, Combo>> measured_points;
+  // Attached before the runs (run/reference_setup.hpp) when the reference gives positions in time.
+  std::shared_ptr<const ReferenceTrajectory> reference_trajectory;
+  std::string source_hash;  // FNV-1a 64 of the problem file's bytes, hex: a converged reference's key
   std::vector<Check> checks;            // score.checks
   std::optional<double> published_step; // score.published_step (s): fixed-step cases also run at it
   double energy_datum = 0.0;  // score.energy_datum (J): subtracted from reported total energies
@@ -108,6 +137,9 @@ inline constexpr double kInitialTolerance = 1e-9;
 Problem load_problem(const std::string& path, const LoadOptions& options = {});
 // Same, from text; `file_name` is used in messages.
 Problem load_problem_text(const std::string& yaml_text, const std::string& file_name, const LoadOptions& options = {});
+
+// FNV-1a 64-bit hash of a text, as 16 hex digits (stable across platforms and builds).
+std::string fnv1a_hex(const std::string& text);
 
 // Metrics a rule may name (those the harness computes for every time-integration problem).
 const std::vector<std::string>& known_metrics();

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "report/json_writer.hpp"
+#include "reference/converged.hpp"
 
 namespace mbs {
 namespace fs = std::filesystem;
@@ -35,6 +36,17 @@ std::string time_cell(double s) {
   return fmt::format("{:.3f} s", s);
 }
 
+std::string measured_names(const Problem& p) {
+  std::vector<std::string> names;
+  for (const auto& [name, combo] : p.measured_points) names.push_back(name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+std::string rule_sampling(const Problem& p) {
+  return p.rule.metric.find("reference_error") != std::string::npos ? "at the output times, against the reference"
+                                                                   : "checked at every step";
+}
+
 struct Column {
   std::string head;
   bool left;
@@ -47,14 +59,15 @@ std::string format_table(const BenchReport& report) {
   if (p.analysis) return format_linearization_table(report);
   const std::vector<Column> cols{{"case", true},          {"setting", true},          {"steps", false},
                                  {"max drift J", false},  {"max |Phi| m", false},     {"max |Phi_q v| m/s", false},
-                                 {"pos err m", false},    {"cpu median", false},      {"cpu min", false},
+                                 {"ref err max m", false}, {"ref err end m", false},  {"cpu median", false},      {"cpu min", false},
                                  {"norm", false},         {"status", true},           {"vs fastest", false}};
   std::vector<std::vector<std::string>> cells;
   for (const CaseResult& r : report.rows) {
     const bool ran = r.score.completed;
     cells.push_back({r.row_name(), setting_cell(r), ran ? std::to_string(r.score.stats.steps) : "-",
                      ran ? num(r.score.max_energy_drift) : "-", ran ? num(r.score.max_position_violation) : "-",
-                     ran ? num(r.score.max_velocity_violation) : "-", ran ? num(r.score.final_position_error) : "-",
+                     ran ? num(r.score.max_velocity_violation) : "-", ran ? num(r.score.max_reference_error) : "-",
+                     ran ? num(r.score.final_reference_error) : "-",
                      r.timing ? time_cell(r.timing->median_s) : "-", r.timing ? time_cell(r.timing->min_s) : "-",
                      num(r.normalized_time, "{:.2f}"), r.status, num(r.relative_to_fastest, "{:.2f}x")});
   }
@@ -64,8 +77,11 @@ std::string format_table(const BenchReport& report) {
     for (const auto& row : cells) width[c] = std::max(width[c], row[c].size());
   }
   std::string out = fmt::format("{} — {}\n", p.name, p.title);
-  out += fmt::format("rule: {} < {:g} (checked at every step); objective: {}; t_end = {:g} s\n", p.rule.metric,
-                     p.rule.below, p.objective, p.run.end_time);
+  out += fmt::format("rule: {} < {:g} ({}); objective: {}; t_end = {:g} s\n", p.rule.metric, p.rule.below,
+                     rule_sampling(p), p.objective, p.run.end_time);
+  if (!report.reference_note.empty())
+    out += fmt::format("reference: {} (ref err: largest distance of {} from it, at the output times every {:g} s)\n",
+                       report.reference_note, measured_names(p), p.run.output_interval);
   out += fmt::format("calibration kernel (RK4, 276 steps): {} median; norm = cpu median / kernel median\n\n",
                      time_cell(report.kernel.median_s));
   auto line = [&](const std::vector<std::string>& row) {
@@ -206,6 +222,12 @@ std::string to_json(const BenchReport& report) {
   j.field("problem_file", report.problem_file.empty() ? p.file : report.problem_file);
   j.key("rule").begin_object().field("metric", p.rule.metric).field("below", p.rule.below).end_object();
   j.field("objective", p.objective).field("end_time_s", p.run.end_time);
+  if (const auto& ref = p.reference_trajectory) {
+    j.key("reference").begin_object().field("kind", ref->kind).field("uncertainty_m", ref->uncertainty);
+    j.field("provenance", ref->provenance).field("measured_points", measured_names(p)).field("output_interval_s", ref->dt);
+    if (ref->kind == "converged") j.field("file", "reference/trajectory.csv").field("problem_hash", p.source_hash);
+    j.end_object();
+  }
   j.field("created", report.created).field("build", report.build);
   j.key("calibration").begin_object()
       .field("kernel", "fixed-size RK4 on theta'' = -(g/L) sin(theta), 276 steps over 10 s")
@@ -226,6 +248,8 @@ std::string to_json(const BenchReport& report) {
     j.field("max_position_violation", ran ? r.score.max_position_violation : nan);
     j.field("max_velocity_violation", ran ? r.score.max_velocity_violation : nan);
     j.field("final_position_error", ran ? r.score.final_position_error : nan);
+    j.field("max_reference_error", ran ? r.score.max_reference_error : nan);
+    j.field("final_reference_error", ran ? r.score.final_reference_error : nan);
     j.field("steps", ran ? r.score.stats.steps : 0L);
     j.field("rhs_evals", r.score.stats.rhs_evals).field("jacobian_evals", r.score.stats.jacobian_evals);
     j.field("newton_iterations", r.score.stats.newton_iterations).field("failures", r.score.stats.failures);
@@ -275,7 +299,8 @@ std::string to_json(const BenchReport& report) {
 std::string to_csv(const BenchReport& report) {
   std::string out =
       "formulation,integrator,setting_kind,setting,status,steps,max_energy_drift,max_position_violation,"
-      "max_velocity_violation,final_position_error,cpu_time_median_s,cpu_time_min_s,normalized_time,"
+      "max_velocity_violation,final_position_error,max_reference_error,final_reference_error,cpu_time_median_s,"
+      "cpu_time_min_s,normalized_time,"
       "relative_to_fastest,message\n";
   auto f = [](double x) { return std::isfinite(x) ? fmt::format("{:.9g}", x) : std::string(); };
   for (const CaseResult& r : report.rows) {
@@ -284,10 +309,11 @@ std::string to_csv(const BenchReport& report) {
       if (c == '"') c = '\'';
     const bool ran = r.score.completed;
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\"\n", r.formulation, r.integrator,
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\"\n", r.formulation, r.integrator,
                        r.setting_kind, r.setting ? f(*r.setting) : "", r.status, ran ? r.score.stats.steps : 0,
                        f(ran ? r.score.max_energy_drift : nan), f(ran ? r.score.max_position_violation : nan),
                        f(ran ? r.score.max_velocity_violation : nan), f(ran ? r.score.final_position_error : nan),
+                       f(ran ? r.score.max_reference_error : nan), f(ran ? r.score.final_reference_error : nan),
                        f(r.timing ? r.timing->median_s : nan), f(r.timing ? r.timing->min_s : nan),
                        f(r.normalized_time), f(r.relative_to_fastest), msg);
   }
@@ -300,18 +326,21 @@ std::string to_markdown(const BenchReport& report) {
     return fmt::format("# {} — {}\n\nCreated {} ({}).\n\n```\n{}```\n", p.name, p.title, report.created, report.build,
                        format_linearization_table(report));
   std::string out = fmt::format("# {} — {}\n\n", p.name, p.title);
-  out += fmt::format("Rule: `{} < {:g}` at every step; objective: {}; end time {:g} s. Created {} ({}).\n\n",
-                     p.rule.metric, p.rule.below, p.objective, p.run.end_time, report.created, report.build);
+  out += fmt::format("Rule: `{} < {:g}` ({}); objective: {}; end time {:g} s. Created {} ({}).\n\n",
+                     p.rule.metric, p.rule.below, rule_sampling(p), p.objective, p.run.end_time, report.created, report.build);
+  if (!report.reference_note.empty())
+    out += fmt::format("Reference: {}. Reference error: the largest distance of {} from it at the output times (every {:g} s).\n\n",
+                       report.reference_note, measured_names(p), p.run.output_interval);
   out += fmt::format("Calibration kernel (fixed-size RK4, 276 steps): {:.3g} us median.\n\n", report.kernel.median_s * 1e6);
-  out += "| case | setting | steps | max drift (J) | max \\|Phi\\| (m) | max \\|Phi_q v\\| (m/s) | pos. error (m) | "
-         "CPU median | CPU min | normalized | status | vs fastest |\n";
-  out += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n";
+  out += "| case | setting | steps | max drift (J) | max \\|Phi\\| (m) | max \\|Phi_q v\\| (m/s) | ref. error max (m) | "
+         "ref. error end (m) | CPU median | CPU min | normalized | status | vs fastest |\n";
+  out += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n";
   for (const CaseResult& r : report.rows) {
     const bool ran = r.score.completed;
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.row_name(), setting_cell(r),
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.row_name(), setting_cell(r),
                        ran ? std::to_string(r.score.stats.steps) : "-", ran ? num(r.score.max_energy_drift) : "-",
                        ran ? num(r.score.max_position_violation) : "-", ran ? num(r.score.max_velocity_violation) : "-",
-                       ran ? num(r.score.final_position_error) : "-", r.timing ? time_cell(r.timing->median_s) : "-",
+                       ran ? num(r.score.max_reference_error) : "-", ran ? num(r.score.final_reference_error) : "-", r.timing ? time_cell(r.timing->median_s) : "-",
                        r.timing ? time_cell(r.timing->min_s) : "-", num(r.normalized_time, "{:.2f}"), r.status,
                        num(r.relative_to_fastest, "{:.2f}x"));
   }
@@ -378,6 +407,10 @@ void write_results(const BenchReport& report, const std::string& results_root) {
     write_file(staging / "summary.json", to_json(report));
     write_file(staging / "summary.csv", to_csv(report));
     write_file(staging / "summary.md", to_markdown(report));
+    if (report.problem->reference_trajectory && report.problem->reference_trajectory->kind == "converged") {
+      fs::create_directories(staging / "reference");
+      write_file(staging / "reference" / "trajectory.csv", converged_reference_csv(*report.problem, *report.problem->reference_trajectory));
+    }
     for (const CaseResult& r : report.rows)
       if (!r.history.empty()) write_file(staging / "histories" / history_file_name(r), history_text(report, r));
     for (const CaseResult& r : report.rows) {
