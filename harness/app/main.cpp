@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <spdlog/spdlog.h>
@@ -106,6 +107,7 @@ int main(int argc, char** argv) {
   std::string problem_arg, formulation_arg = "all", problems_dir = MBS_SOURCE_DIR "/problems", results_dir = "results";
   std::string compare;
   bool list = false, verbose = false, no_write = false, project_initial_state = false, rebuild_reference = false;
+  bool at_baseline_settings = false;
   double min_time = 0.3, timeout = 0.0;
   std::optional<double> step, tol;
   app.add_option("-p,--problem", problem_arg,
@@ -126,6 +128,9 @@ int main(int argc, char** argv) {
   app.add_option("--compare", compare,
                  "baseline summary.json to compare with (single problem): exit 1 if, and only if, a passing "
                  "case no longer passes, needs >1.25x the steps, or its normalized time grew >3x");
+  app.add_flag("--baseline-settings", at_baseline_settings,
+               "with --compare: run each case at the baseline's tuned setting instead of tuning it again (a cheap "
+               "regression check: status, steps and normalized time at the same setting)");
   app.add_flag("--project-initial-state", project_initial_state,
                "project an initial state that violates the constraints onto them instead of rejecting the file");
   app.add_flag("--rebuild-reference", rebuild_reference,
@@ -138,6 +143,10 @@ int main(int argc, char** argv) {
   if (list) {
     print_list(problems_dir);
     return kExitOk;
+  }
+  if (at_baseline_settings && compare.empty()) {
+    std::cerr << "bench: --baseline-settings needs --compare (the baseline whose settings are used)\n";
+    return kExitBadInput;
   }
   if (problem_arg.empty()) {
     std::cerr << "bench: --problem is required (see --list for the known problems)\n";
@@ -176,6 +185,15 @@ int main(int argc, char** argv) {
     return kExitBadInput;
   }
 
+  std::map<std::string, double> given_settings;  // --baseline-settings: case -> setting
+  if (at_baseline_settings) {
+    try {
+      given_settings = baseline_settings(compare);
+    } catch (const std::exception& e) {
+      std::cerr << "bench: " << e.what() << "\n";
+      return kExitBadInput;
+    }
+  }
   CaseOptions options;
   options.step = step;
   options.tolerance = tol;
@@ -209,7 +227,15 @@ int main(int argc, char** argv) {
         continue;
       }
       try {
-        report.rows.push_back(run_case(problem, *f, info, options));
+        const auto baseline = given_settings.find(f->name() + "/" + info.name);
+        if (baseline == given_settings.end()) {
+          report.rows.push_back(run_case(problem, *f, info, options));
+        } else {
+          CaseOptions at = options;
+          (info.kind == SettingKind::kFixedStep ? at.step : at.tolerance) = baseline->second;
+          report.rows.push_back(run_case(problem, *f, info, at));
+          report.rows.back().run_kind = "baseline";
+        }
       } catch (const std::exception& e) {  // a bug, not a solver failure: still a row, never a crash
         CaseResult r;
         r.formulation = f->name();
