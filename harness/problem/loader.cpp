@@ -504,7 +504,7 @@ const std::vector<std::string>& known_metrics() {
   static const std::vector<std::string> metrics{"max_energy_drift", "max_position_violation",
                                                 "max_velocity_violation", "final_position_error", "max_penetration",
                                                 "max_energy_drift_between_impacts", "max_reference_error",
-                                                "final_reference_error"};
+                                                "final_reference_error", "max_energy_rise", "max_angular_momentum_drift"};
   return metrics;
 }
 
@@ -583,7 +583,29 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
         p.extra_history_points.emplace_back(rd.text(n, "run.also_history_points"), measured_point(rd, n, model, "run.also_history_points"));
     }
     const YAML::Node score = rd.required(root, "score", "the problem");
-    rd.expect_map(score, "score", {"rule", "objective", "published_step", "checks", "energy_datum"});
+    rd.expect_map(score, "score", {"rule", "objective", "published_step", "checks", "energy_datum", "angular_momentum_about", "report"});
+    if (const YAML::Node am = score["angular_momentum_about"]) {
+      rd.expect_map(am, "score.angular_momentum_about", {"point", "axis"});
+      if (model.dim != 3) rd.fail(am, "score.angular_momentum_about is for spatial problems (a planar one conserves it about the plane normal only)");
+      Problem::MomentumAxis m;
+      m.point = frame.point(rd.required(am, "point", "score.angular_momentum_about"), "score.angular_momentum_about.point");
+      const Eigen::Vector3d a = frame.direction(rd.required(am, "axis", "score.angular_momentum_about"), "score.angular_momentum_about.axis");
+      if (!(a.norm() > 0.0)) rd.fail(am["axis"], "score.angular_momentum_about.axis must not be zero");
+      m.axis = a.normalized();
+      p.momentum_axis = m;
+    }
+    if (const YAML::Node rep = score["report"]) {
+      if (!rep.IsSequence()) rd.fail(rep, "score.report must be a list of metrics");
+      const auto& metrics = known_metrics();
+      for (const YAML::Node& n : rep) {
+        const std::string m = rd.text(n, "score.report");
+        if (std::find(metrics.begin(), metrics.end(), m) == metrics.end())
+          rd.fail(n, fmt::format("score.report: '{}' is not a metric (known: {})", m, fmt::join(metrics, ", ")));
+        if (m == "max_angular_momentum_drift" && !score["angular_momentum_about"])
+          rd.fail(n, "metric max_angular_momentum_drift needs score.angular_momentum_about");
+        p.reported_metrics.push_back(m);
+      }
+    }
     if (score["energy_datum"]) p.energy_datum = rd.number(score["energy_datum"], "score.energy_datum");
     const YAML::Node rule = rd.required(score, "rule", "score");
     rd.expect_map(rule, "score.rule", {"metric", "below", "checks_within"});
@@ -597,6 +619,8 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
       rd.fail(rule["metric"], fmt::format("score.rule.metric '{}' is not a metric the problem outputs (known: {})",
                                           p.rule.metric, fmt::join(metrics, ", ")));
     p.rule.below = rd.positive(rd.required(rule, "below", "score.rule"), "score.rule.below");
+    if (p.rule.metric == "max_angular_momentum_drift" && !score["angular_momentum_about"])
+      rd.fail(rule["metric"], "metric max_angular_momentum_drift needs score.angular_momentum_about");
     if (p.rule.metric == "max_penetration" && !root["contacts"])
       rd.fail(rule["metric"], "metric max_penetration needs contacts");
     p.objective = score["objective"] ? rd.text(score["objective"], "score.objective") : "cpu_time";

@@ -111,6 +111,14 @@ struct Problem {
   std::vector<Check> checks;            // score.checks
   std::optional<double> published_step; // score.published_step (s): fixed-step cases also run at it
   double energy_datum = 0.0;  // score.energy_datum (J): subtracted from reported total energies
+  // score.angular_momentum_about (spatial problems): the axis (a point and a unit direction, local
+  // frame) about which the angular momentum is conserved; its drift is max_angular_momentum_drift.
+  struct MomentumAxis {
+    Eigen::Vector3d point = Eigen::Vector3d::Zero(), axis = Eigen::Vector3d::UnitZ();
+  };
+  std::optional<MomentumAxis> momentum_axis;
+  // score.report: metrics shown as extra table columns beside the rule's (every metric is in the JSON).
+  std::vector<std::string> reported_metrics;
   // The point whose first two coordinates the time histories record (run.history_point: a point
   // mass, a rigid body's centroid, or BODY.POINT), as a combination of natural coordinates.
   Combo history_point;

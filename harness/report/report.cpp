@@ -57,10 +57,12 @@ struct Column {
 std::string format_table(const BenchReport& report) {
   const Problem& p = *report.problem;
   if (p.analysis) return format_linearization_table(report);
-  const std::vector<Column> cols{{"case", true},          {"setting", true},          {"steps", false},
+  const std::vector<Column> base_cols{{"case", true},          {"setting", true},          {"steps", false},
                                  {"max drift J", false},  {"max |Phi| m", false},     {"max |Phi_q v| m/s", false},
                                  {"ref err max m", false}, {"ref err end m", false},  {"cpu median", false},      {"cpu min", false},
                                  {"norm", false},         {"status", true},           {"vs fastest", false}};
+  std::vector<Column> cols = base_cols;
+  for (const std::string& m : p.reported_metrics) cols.insert(cols.end() - 5, Column{m, false});
   std::vector<std::vector<std::string>> cells;
   for (const CaseResult& r : report.rows) {
     const bool ran = r.score.completed;
@@ -70,6 +72,8 @@ std::string format_table(const BenchReport& report) {
                      ran ? num(r.score.final_reference_error) : "-",
                      r.timing ? time_cell(r.timing->median_s) : "-", r.timing ? time_cell(r.timing->min_s) : "-",
                      num(r.normalized_time, "{:.2f}"), r.status, num(r.relative_to_fastest, "{:.2f}x")});
+    for (size_t i = 0; i < p.reported_metrics.size(); ++i)
+      cells.back().insert(cells.back().end() - 5, ran ? num(r.score.metric(p.reported_metrics[i])) : "-");
   }
   std::vector<size_t> width(cols.size());
   for (size_t c = 0; c < cols.size(); ++c) {
@@ -250,6 +254,8 @@ std::string to_json(const BenchReport& report) {
     j.field("final_position_error", ran ? r.score.final_position_error : nan);
     j.field("max_reference_error", ran ? r.score.max_reference_error : nan);
     j.field("final_reference_error", ran ? r.score.final_reference_error : nan);
+    j.field("max_energy_rise", ran ? r.score.max_energy_rise : nan);
+    if (p.momentum_axis) j.field("max_angular_momentum_drift", ran ? r.score.max_angular_momentum_drift : nan);
     j.field("steps", ran ? r.score.stats.steps : 0L);
     j.field("rhs_evals", r.score.stats.rhs_evals).field("jacobian_evals", r.score.stats.jacobian_evals);
     j.field("newton_iterations", r.score.stats.newton_iterations).field("failures", r.score.stats.failures);
@@ -343,6 +349,16 @@ std::string to_markdown(const BenchReport& report) {
                        ran ? num(r.score.max_reference_error) : "-", ran ? num(r.score.final_reference_error) : "-", r.timing ? time_cell(r.timing->median_s) : "-",
                        r.timing ? time_cell(r.timing->min_s) : "-", num(r.normalized_time, "{:.2f}"), r.status,
                        num(r.relative_to_fastest, "{:.2f}x"));
+  }
+  if (!p.reported_metrics.empty()) {
+    out += fmt::format("\n| case | {} |\n|---|", fmt::join(p.reported_metrics, " | "));
+    for (size_t i = 0; i < p.reported_metrics.size(); ++i) out += "---:|";
+    out += "\n";
+    for (const CaseResult& r : report.rows) {
+      out += "| " + r.row_name() + " |";
+      for (const std::string& m : p.reported_metrics) out += " " + (r.score.completed ? num(r.score.metric(m)) : "-") + " |";
+      out += "\n";
+    }
   }
   bool any = false;
   for (const CaseResult& r : report.rows) {

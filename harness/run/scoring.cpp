@@ -13,6 +13,8 @@ double Score::metric(const std::string& name) const {
   if (name == "max_position_violation") return max_position_violation;
   if (name == "max_velocity_violation") return max_velocity_violation;
   if (name == "final_position_error") return final_position_error;
+  if (name == "max_energy_rise") return max_energy_rise;
+  if (name == "max_angular_momentum_drift") return max_angular_momentum_drift;
   if (name == "max_reference_error") return max_reference_error;
   if (name == "final_reference_error") return final_reference_error;
   if (name == "max_penetration") return max_penetration;
@@ -70,6 +72,7 @@ void ScoringObserver::reset() {
   next_output_ = 0.0;
   if (sampler_) sampler_->reset();
   max_ref_err_ = 0.0;
+  max_rise_ = max_dh_ = 0.0;
   final_ref_err_ = std::numeric_limits<double>::quiet_NaN();
 }
 
@@ -102,6 +105,14 @@ void ScoringObserver::on_step(double t, const Eigen::VectorXd& q, const Eigen::V
   upd(max_phi_, phi);
   upd(max_phi_v_, phi_v);
   if (first_) e_ref_ = e;
+  if (first_) e_min_ = e;
+  e_min_ = std::min(e_min_, e);
+  upd(max_rise_, e - e_min_);
+  if (const auto& am = problem_.momentum_axis) {
+    const double h = am->axis.dot(nat_.angular_momentum(q, v, am->point));
+    if (first_) h0_ = h;
+    upd(max_dh_, std::abs(h - h0_));
+  }
   bool impact = false;
   for (size_t i = 0; i < contacts_.size(); ++i) {
     const double g = contacts_[i]->gap(problem_.model, q), vn = contacts_[i]->normal_velocity(problem_.model, v);
@@ -167,6 +178,8 @@ void ScoringObserver::finish(Score& score) const {
   score.max_penetration = max_pen_;
   score.max_energy_drift_between_impacts = max_drift_impacts_;
   score.impacts = impacts_;
+  score.max_energy_rise = max_rise_;
+  if (problem_.momentum_axis) score.max_angular_momentum_drift = max_dh_;
   if (sampler_) {  // a run that stopped early has no reference error: it did not reach every output time
     const bool all = sampler_->next() == sampler_->samples();
     score.max_reference_error = all ? max_ref_err_ : std::numeric_limits<double>::quiet_NaN();

@@ -57,6 +57,11 @@ struct Score {
   // times (both read at the same times), and at t_end; NaN without one, or when not reached.
   double max_reference_error = std::numeric_limits<double>::quiet_NaN();
   double final_reference_error = std::numeric_limits<double>::quiet_NaN();
+  // J: the largest rise of the scored energy above its lowest value so far: 0 for a run whose energy
+  // never increases (dampers, and a method that does not add energy).
+  double max_energy_rise = std::numeric_limits<double>::quiet_NaN();
+  // kg m^2/s: max |H_a(t) - H_a(0)| about score.angular_momentum_about (NaN without one).
+  double max_angular_momentum_drift = std::numeric_limits<double>::quiet_NaN();
   double final_time = 0.0;                                                   // s, last reported time
   std::vector<CheckValue> checks;  // one per Problem::checks, in order (NaN when not reached)
   double max_penetration = 0.0;    // m, max over steps and contacts of -gap (0 without contacts)
@@ -102,6 +107,7 @@ class ScoringObserver final : public StepObserver {
   // The measured points read at the reference's output times, and the errors so far.
   std::optional<PointSampler> sampler_;
   double max_ref_err_ = 0.0, final_ref_err_ = 0.0;
+  double e_min_ = 0.0, max_rise_ = 0.0, h0_ = 0.0, max_dh_ = 0.0;
   // Total energy with periodic potentials unwrapped along the run.
   double energy(const Eigen::VectorXd& q, const Eigen::VectorXd& v);
   bool record_;
