@@ -14,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/formulation.hpp"
+#include "problem/element_kinds.hpp"
 #include "problem/problem.hpp"
 #include "report/compare.hpp"
 #include "report/report.hpp"
@@ -62,6 +63,10 @@ void print_list(const std::string& problems_dir) {
       fmt::print("  {:<28} (invalid: {})\n", n, e.what());
     }
   }
+  fmt::print("element kinds (problem file section: kind):\n");
+  for (const ElementKindInfo* k : ElementKinds::instance().all())
+    fmt::print("  {:<24} {}\n", fmt::format("{}: {}", section_of(k->role), k->name), k->summary);
+  fmt::print("references: simple_pendulum_exact, hinged_body_energy, pendulum_linear, converged\n");
   fmt::print("formulations (case = formulation/integrator):\n");
   for (const Formulation* f : Registry::instance().all()) {
     fmt::print("  {:<14} {}\n", f->name(), f->description());
