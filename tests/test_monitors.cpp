@@ -60,3 +60,64 @@ TEST(AngularMomentum, LoaderMessages) {
 
 }  // namespace
 }  // namespace mbs
+
+namespace mbs {
+namespace {
+
+// A bar hinged at its end, driven by a constant torque without gravity: theta(t) = theta0 +
+// tau t^2 / (2 I_O). Over several turns the final angle is unwrapped along the run, and a relative
+// angle to a body that turns with it is its constant offset.
+const std::string kDriven = R"(name: driven
+space: planar
+gravity: [0.0, 0.0, 0.0]
+bodies:
+  - {name: bar, kind: rigid_body, mass: 2.0, inertia: 0.5, position: [0.5, 0.0, 0.0], points: {O: [-0.5, 0.0]}}
+  - {name: tip, kind: rigid_body, mass: 1.0, inertia: 0.1, position: [1.5, 0.0, 0.0], points: {A: [-0.5, 0.0]}}
+joints:
+  - {name: pin, kind: revolute, a: ground, b: bar.O, at: [0.0, 0.0, 0.0]}
+  - {name: weld, kind: fixed, a: bar, b: tip.A, at: [1.0, 0.0, 0.0]}
+forces:
+  - {name: motor, kind: torque, body: bar, torque: 3.0}
+run:
+  end_time: 4.0
+  final_angles:
+    - {name: beta, body: bar, initial: 0.25, published: 0.0}
+    - {name: rel, body: tip, relative_to: bar, initial: 1.0, published: 1.0}
+score:
+  rule: {metric: max_energy_drift, below: 1.0e-6}
+)";
+
+TEST(FinalAngles, UnwrappedOverSeveralTurnsAgainstTheClosedForm) {
+  const Problem p = load_problem_text(kDriven, "driven.yaml");
+  ASSERT_EQ(p.run.final_angles.size(), 2u);
+  // I_O: the bar (0.5 + 2 * 0.5^2) and the welded tip (0.1 + 1 * 1.5^2).
+  const double I_O = 0.5 + 2.0 * 0.25 + 0.1 + 1.0 * 2.25, theta = 0.25 + 3.0 * 16.0 / (2 * I_O);
+  ASSERT_GT(theta, 2 * M_PI);  // more than a turn: the unwrapping is exercised
+  ScoringObserver observer(p, false);
+  const auto sim = Registry::instance().find("projection")->create(p.model, "rk4", 1e-3);
+  const Score s = score_run(p, *sim, observer);
+  ASSERT_TRUE(s.completed) << s.error;
+  ASSERT_EQ(s.final_angles.size(), 2u);
+  EXPECT_NEAR(s.final_angles[0], theta, 1e-9);  // the motion is quadratic in t: rk4 is exact but for round-off
+  EXPECT_NEAR(s.final_angles[1], 1.0, 1e-9);
+}
+
+TEST(FinalAngles, LoaderMessages) {
+  auto error_of = [](const std::string& text) {
+    try {
+      load_problem_text(text, "bad.yaml");
+    } catch (const ProblemError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  std::string t = kDriven;
+  t.replace(t.find("relative_to: bar"), 16, "relative_to: baz");
+  EXPECT_EQ(error_of(t), "bad.yaml:16:43: final angle rel: 'baz' is not a rigid body");
+  t = kSpinning;
+  t.replace(t.find("run: {end_time: 1.0}"), 20, "run: {end_time: 1.0, final_angles: []}");
+  EXPECT_EQ(error_of(t), "bad.yaml:7:36: run.final_angles are for planar problems (an angle about the plane's normal)");
+}
+
+}  // namespace
+}  // namespace mbs

@@ -562,7 +562,28 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
       return read_analysis_score(rd, root, std::move(p));
     }
     const YAML::Node run = rd.required(root, "run", "the problem");
-    rd.expect_map(run, "run", {"end_time", "output_interval", "history_point", "also_history_points"});
+    rd.expect_map(run, "run", {"end_time", "output_interval", "history_point", "also_history_points", "final_angles"});
+    if (const YAML::Node fa = run["final_angles"]) {
+      if (!fa.IsSequence()) rd.fail(fa, "run.final_angles must be a list of {name, body, relative_to, initial, published}");
+      if (model.dim != 2) rd.fail(fa, "run.final_angles are for planar problems (an angle about the plane's normal)");
+      for (const YAML::Node& n : fa) {
+        rd.expect_map(n, "a final angle", {"name", "body", "relative_to", "initial", "published"});
+        FinalAngle a;
+        a.name = rd.text(rd.required(n, "name", "a final angle"), "final angle name");
+        auto body = [&](const char* key) {
+          const std::string b = rd.text(n[key], fmt::format("final angle {}.{}", a.name, key));
+          const int k = model.find_body(b);
+          if (k < 0) rd.fail(n[key], fmt::format("final angle {}: '{}' is not a rigid body", a.name, b));
+          return k;
+        };
+        if (!n["body"]) rd.fail(n, fmt::format("final angle {} needs its body", a.name));
+        a.body = body("body");
+        if (n["relative_to"]) a.relative_to = body("relative_to");
+        if (n["initial"]) a.initial = rd.number(n["initial"], "final angle initial (rad)");
+        if (n["published"]) a.published = rd.number(n["published"], "final angle published (rad)");
+        p.run.final_angles.push_back(a);
+      }
+    }
     p.run.end_time = rd.positive(rd.required(run, "end_time", "run"), "run.end_time");
     p.run.output_interval = run["output_interval"] ? rd.positive(run["output_interval"], "run.output_interval")
                                                    : p.run.end_time / 1000.0;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -19,9 +20,19 @@ class ProblemError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// run.final_angles (planar problems): a body's angle at t_end, as a source tabulates its state:
+// `initial` plus the body's rotation since t = 0 (less that of `relative_to`), unwrapped along the run.
+struct FinalAngle {
+  std::string name;
+  int body = -1, relative_to = -1;  // rigid-body indices (-1: the ground)
+  double initial = 0.0;             // rad, the angle at t = 0 in the source's convention
+  double published = std::numeric_limits<double>::quiet_NaN();  // rad, the source's value at t_end
+};
+
 struct RunSpec {
   double end_time = 0.0;         // s
   double output_interval = 0.0;  // s, spacing of the written time histories
+  std::vector<FinalAngle> final_angles;
 };
 
 struct Rule {

@@ -112,6 +112,7 @@ std::string format_table(const BenchReport& report) {
   }
   out += format_checks(report);
   out += format_impacts(report);
+  out += format_final_angles(report);
   return out;
 }
 
@@ -293,6 +294,17 @@ std::string to_json(const BenchReport& report) {
             .field("vn_after_m_s", im.vn_after).field("energy_after_J", im.energy_after).end_object();
       j.end_array();
     }
+    if (!p.run.final_angles.empty()) {
+      j.key("final_angles").begin_array();
+      for (size_t i = 0; i < p.run.final_angles.size(); ++i) {
+        const FinalAngle& a = p.run.final_angles[i];
+        const double value = ran && i < r.score.final_angles.size() ? r.score.final_angles[i] : nan;
+        j.begin_object().field("name", a.name).field("value_rad", value).field("published_rad", a.published);
+        j.field("difference_rad", value - a.published).end_object();
+      }
+      j.end_array();
+      j.field("solution_file", ran ? "solution/" + history_file_name(r) : std::string());
+    }
     j.field("history_file", r.history.empty() ? std::string() : "histories/" + history_file_name(r));
     j.field("message", r.message);
     j.end_object();
@@ -369,6 +381,40 @@ std::string to_markdown(const BenchReport& report) {
   }
   if (!p.checks.empty()) out += "\n```\n" + format_checks(report) + "```\n";
   if (p.model.has_role(ElementRole::kContact)) out += "\n```\n" + format_impacts(report) + "```\n";
+  if (!p.run.final_angles.empty()) out += "\n```\n" + format_final_angles(report) + "```\n";
+  return out;
+}
+
+std::string final_angles_text(const BenchReport& report, const CaseResult& row) {
+  const Problem& p = *report.problem;
+  std::string out = fmt::format("# {} {} {}: the state at t = {:.17g} s in the source's angles (rad)\n"
+                                "# name, value, published, value - published\n",
+                                p.name, row.row_name(), row.setting ? fmt::format("{} {:.6g}", row.setting_kind, *row.setting) : "",
+                                row.score.final_time);
+  for (size_t i = 0; i < p.run.final_angles.size() && i < row.score.final_angles.size(); ++i) {
+    const FinalAngle& a = p.run.final_angles[i];
+    const double v = row.score.final_angles[i];
+    out += fmt::format("{:<8} {: .16e} {: .16e} {: .3e}\n", a.name, v, a.published, v - a.published);
+  }
+  return out;
+}
+
+std::string format_final_angles(const BenchReport& report) {
+  const Problem& p = *report.problem;
+  if (p.run.final_angles.empty()) return "";
+  std::string out = fmt::format("\nfinal angles at t_end (rad; published:");
+  for (const FinalAngle& a : p.run.final_angles) out += fmt::format(" {} {:.10g}", a.name, a.published);
+  out += "): largest |value - published| per row\n";
+  for (const CaseResult& r : report.rows) {
+    if (!r.score.completed) continue;
+    double worst = 0.0;
+    std::string at;
+    for (size_t i = 0; i < p.run.final_angles.size() && i < r.score.final_angles.size(); ++i) {
+      const double d = std::abs(r.score.final_angles[i] - p.run.final_angles[i].published);
+      if (!(d <= worst)) worst = d, at = p.run.final_angles[i].name;
+    }
+    out += fmt::format("  {:<36} {:.3e} ({})\n", r.row_name(), worst, at);
+  }
   return out;
 }
 
@@ -429,6 +475,11 @@ void write_results(const BenchReport& report, const std::string& results_root) {
     }
     for (const CaseResult& r : report.rows)
       if (!r.history.empty()) write_file(staging / "histories" / history_file_name(r), history_text(report, r));
+    for (const CaseResult& r : report.rows) {
+      if (report.problem->run.final_angles.empty() || !r.score.completed) continue;
+      fs::create_directories(staging / "solution");
+      write_file(staging / "solution" / history_file_name(r), final_angles_text(report, r));
+    }
     for (const CaseResult& r : report.rows) {
       if (!r.linearization) continue;
       fs::create_directories(staging / "solution");

@@ -25,6 +25,10 @@ std::string format_table(const BenchReport& report);  // includes format_checks(
 std::string format_checks(const BenchReport& report);
 // Impacts found in each row's run, for problems with contacts (empty otherwise).
 std::string format_impacts(const BenchReport& report);
+// run.final_angles: each completed row's largest difference from the published angles; and one
+// row's solution file (solution/<case>.txt): every angle at t_end beside the published value.
+std::string format_final_angles(const BenchReport& report);
+std::string final_angles_text(const BenchReport& report, const CaseResult& row);
 // Linearization problems: the table with every eigenvalue and its judgement, and the solution file
 // of one row (all eigenvalues, true and spurious, and the linearization terms).
 std::string format_linearization_table(const BenchReport& report);

@@ -54,6 +54,10 @@ ScoringObserver::ScoringObserver(const Problem& problem, bool record_history)
   }
   for (const Element* f : nat_.force_elements())
     if (f->potential_period() > 0.0) periodic_.push_back({f, f->potential_period(), 0.0, 0.0});
+  if (!problem.run.final_angles.empty()) {
+    turn_.assign(problem.model.bodies.size(), 0.0);
+    last_angle_.assign(problem.model.bodies.size(), 0.0);
+  }
   if (record_) history_.reserve(static_cast<size_t>(problem.run.end_time / problem.run.output_interval) + 16);
 }
 
@@ -73,6 +77,7 @@ void ScoringObserver::reset() {
   if (sampler_) sampler_->reset();
   max_ref_err_ = 0.0;
   max_rise_ = max_dh_ = 0.0;
+  std::fill(turn_.begin(), turn_.end(), 0.0);
   final_ref_err_ = std::numeric_limits<double>::quiet_NaN();
 }
 
@@ -131,6 +136,12 @@ void ScoringObserver::on_step(double t, const Eigen::VectorXd& q, const Eigen::V
   }
   if (impact) e_ref_ = e;  // the impact's loss is physics, not drift
   upd(max_drift_impacts_, std::abs(e - e_ref_));
+  for (size_t b = 0; b < turn_.size(); ++b) {  // the first axis' angle, continued across +-pi
+    const int o = problem_.model.body_offset(static_cast<int>(b)) + 2;
+    const double phi = std::atan2(q[o + 1], q[o]);
+    if (!first_) turn_[b] += std::remainder(phi - last_angle_[b], 2 * M_PI);
+    last_angle_[b] = phi;
+  }
   t_last_ = t;
   q_last_ = q;
   if (sampler_) {
@@ -179,6 +190,8 @@ void ScoringObserver::finish(Score& score) const {
   score.max_energy_drift_between_impacts = max_drift_impacts_;
   score.impacts = impacts_;
   score.max_energy_rise = max_rise_;
+  for (const FinalAngle& a : problem_.run.final_angles)
+    score.final_angles.push_back(a.initial + turn_[a.body] - (a.relative_to >= 0 ? turn_[a.relative_to] : 0.0));
   if (problem_.momentum_axis) score.max_angular_momentum_drift = max_dh_;
   if (sampler_) {  // a run that stopped early has no reference error: it did not reach every output time
     const bool all = sampler_->next() == sampler_->samples();

@@ -62,6 +62,7 @@ struct Score {
   double max_energy_rise = std::numeric_limits<double>::quiet_NaN();
   // kg m^2/s: max |H_a(t) - H_a(0)| about score.angular_momentum_about (NaN without one).
   double max_angular_momentum_drift = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> final_angles;  // rad, one per RunSpec::final_angles, at the last step
   double final_time = 0.0;                                                   // s, last reported time
   std::vector<CheckValue> checks;  // one per Problem::checks, in order (NaN when not reached)
   double max_penetration = 0.0;    // m, max over steps and contacts of -gap (0 without contacts)
@@ -108,6 +109,8 @@ class ScoringObserver final : public StepObserver {
   std::optional<PointSampler> sampler_;
   double max_ref_err_ = 0.0, final_ref_err_ = 0.0;
   double e_min_ = 0.0, max_rise_ = 0.0, h0_ = 0.0, max_dh_ = 0.0;
+  // Planar rigid bodies' rotation since t = 0, unwrapped step by step (run.final_angles).
+  std::vector<double> turn_, last_angle_;
   // Total energy with periodic potentials unwrapped along the run.
   double energy(const Eigen::VectorXd& q, const Eigen::VectorXd& v);
   bool record_;
