@@ -202,7 +202,12 @@ class IdaSimulator final : public Simulator {
       : Simulator(model), dae_(model), n_(dae_.size()), rtol_(rtol) {
     const double length = min_model_length(model);
     atol_ = rtol_ * (std::isfinite(length) ? length : 1.0);
-    m_min_ = dae_.nat().M_diag().minCoeff();
+    // The mass in the lambda weights (kg): the lightest point mass or body. Not the smallest entry
+    // of M, which for a rigid body is a second moment of its unit vectors (kg m^2): 2.2e-7 on
+    // andrews, which left zero multipliers a tolerance of 1e-17 N.
+    m_min_ = std::numeric_limits<double>::infinity();
+    for (const PointMass& p : model.points) m_min_ = std::min(m_min_, p.mass);
+    for (const RigidBody& b : model.bodies) m_min_ = std::min(m_min_, b.mass);
 
     SUNContext ctx = nullptr;
     if (const int flag = SUNContext_Create(nullptr, &ctx); flag != 0)
@@ -253,6 +258,32 @@ class IdaSimulator final : public Simulator {
     // t_end is known from here on; the stop time keeps IDA from stepping past it. Set every run:
     // newer IDA versions disable it once reached.
     check(IDASetStopTime(mem_.get(), t_end), "IDASetStopTime");
+    // The first step, set explicitly so that the weights of that step are scaled by it (see
+    // weights_fn).
+    first_step_ = first_step(t_end);
+    check(IDASetInitStep(mem_.get(), first_step_), "IDASetInitStep");
+  }
+
+  // IDASolve's own initial step, 0.001 t_end or 0.5 / |q'(0)| when smaller (|.| the weighted RMS
+  // norm over the error-tested q, as N_VWrmsNormMask: the sum over q divided by the full length),
+  // and also no more than 1 / sqrt(|q''(0)|), the step whose second-order term h^2 |q''| / 2 is
+  // as large as IDA allows the first-order one. Released from rest, q' = 0 and IDA's own choice is
+  // 0.001 t_end whatever the acceleration: its error test then cuts the first step by up to 4x at
+  // a time, ten times at most, with the weights of that step fixed (andrews: from 3e-5 s to the
+  // ~1e-7 s it accepts at rtol 1e-10, where the multipliers' round-off is 1e5 times that at 3e-5 s).
+  double first_step(double t_end) const {
+    const int nq = dae_.nq();
+    double sum_v = 0.0, sum_a = 0.0;
+    for (int i = 0; i < nq; ++i) {
+      const double w = 1.0 / (rtol_ * std::abs(y0_[i]) + atol_);
+      sum_v += (yp0_[i] * w) * (yp0_[i] * w);
+      sum_a += (yp0_[nq + i] * w) * (yp0_[nq + i] * w);
+    }
+    const double v_norm = std::sqrt(sum_v / n_), a_norm = std::sqrt(sum_a / n_);
+    double h = 0.001 * t_end;
+    if (v_norm > 0.5 / h) h = 0.5 / v_norm;
+    if (a_norm > 1.0 / (h * h)) h = 1.0 / std::sqrt(a_norm);
+    return h;
   }
 
   void do_step(double t_end) override {
@@ -338,12 +369,17 @@ class IdaSimulator final : public Simulator {
   // rtol |v| + atol / h (m/s) and rtol |lambda| + m_min atol / h^2 (N). Newton corrections to v and
   // lambda are ~ 1/h and 1/h^2 times those to q (and so is their round-off), so fixed weights make
   // the Newton convergence test fail ever more as h shrinks, and the step collapses.
+  // h is the step about to be attempted. Before the first step IDA has not chosen it yet (its
+  // current step is 0, or after IDAReInit the previous run's last), so the first step is set by
+  // do_initialize and used here: with h = 1 s instead, andrews's first step never converged
+  // (multipliers at t = 0 held to 1e-17 N), and a re-run weighted its first step unlike the first run.
   static int weights_fn(N_Vector yy, N_Vector ewt, void* user_data) {
     auto* self = static_cast<IdaSimulator*>(user_data);
-    double h = 0.0;
-    if (IDAGetCurrentStep(self->mem_.get(), &h) < 0) return -1;
+    long steps = 0;
+    if (IDAGetNumSteps(self->mem_.get(), &steps) < 0) return -1;
+    double h = self->first_step_;
+    if (steps > 0 && IDAGetCurrentStep(self->mem_.get(), &h) < 0) return -1;
     h = std::abs(h);
-    if (h == 0.0) h = 1.0;  // before the first step: plain (unscaled) weights, all positive
     const int nq = self->dae_.nq(), n = self->n_;
     const double rtol = self->rtol_, atol = self->atol_, m_min = self->m_min_;
     const double* y = N_VGetArrayPointer(yy);
@@ -364,6 +400,7 @@ class IdaSimulator final : public Simulator {
   Index3Dae dae_;
   int n_;
   double rtol_, atol_ = 0.0, m_min_ = 1.0;
+  double first_step_ = 0.0;  // s, the first step of the current run
   double t_ = 0.0;
   Eigen::VectorXd y0_, yp0_;  // consistent initial (q, v, lambda) and its derivative
   std::array<char, 512> message_{};
