@@ -213,7 +213,12 @@ class IdaSimulator final : public Simulator {
       : Simulator(model), dae_(model), n_(dae_.size()), rtol_(rtol) {
     const double length = min_model_length(model);
     atol_ = rtol_ * (std::isfinite(length) ? length : 1.0);
-    m_min_ = dae_.nat().M_diag().minCoeff();
+    // The mass in the lambda weights (kg): the lightest point mass or body. Not the smallest entry
+    // of M, which for a rigid body is a second moment of its unit vectors (kg m^2): 2.2e-7 on
+    // andrews, which left zero multipliers a tolerance of 1e-17 N.
+    m_min_ = std::numeric_limits<double>::infinity();
+    for (const PointMass& p : model.points) m_min_ = std::min(m_min_, p.mass);
+    for (const RigidBody& b : model.bodies) m_min_ = std::min(m_min_, b.mass);
 
     SUNContext ctx = nullptr;
     if (const int flag = SUNContext_Create(nullptr, &ctx); flag != 0)
