@@ -287,6 +287,10 @@ TEST(Andrews, PointFAtTheEndAgreesWithTheTestSetsReference) {
     const Eigen::Vector2d F = p.history_point.eval(q);
     EXPECT_LT((F - F_ref).norm(), 1e-9) << F.transpose();  // m: 1e4 times inside the A03 rule's 1e-5 m
     EXPECT_LT(s.max_energy_drift, 1e-8);
+    // The whole state in the Test Set's seven angles (run.final_angles) against its reference at 0.03 s.
+    ASSERT_EQ(s.final_angles.size(), 7u);
+    for (size_t i = 0; i < 7; ++i)
+      EXPECT_NEAR(s.final_angles[i], p.run.final_angles[i].published, 1e-7) << p.run.final_angles[i].name;
   }
 }
 
