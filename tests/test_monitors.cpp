@@ -22,6 +22,15 @@ score:
   report: [max_angular_momentum_drift, max_energy_rise]
 )";
 
+std::string error_of(const std::string& text) {
+  try {
+    load_problem_text(text, "bad.yaml");
+  } catch (const ProblemError& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
 // H = m r x v + I omega for a box: the orbital and the spin parts, each in closed form.
 TEST(AngularMomentum, ClosedFormForATranslatingSpinningBox) {
   const Problem p = load_problem_text(kSpinning, "spinning.yaml");
@@ -39,14 +48,6 @@ TEST(AngularMomentum, ClosedFormForATranslatingSpinningBox) {
 }
 
 TEST(AngularMomentum, LoaderMessages) {
-  auto error_of = [](const std::string& text) {
-    try {
-      load_problem_text(text, "bad.yaml");
-    } catch (const ProblemError& e) {
-      return std::string(e.what());
-    }
-    return std::string("(accepted)");
-  };
   std::string t = kSpinning;
   t.replace(t.find("max_energy_rise"), 15, "max_energy_rice");
   EXPECT_EQ(error_of(t).rfind("bad.yaml:11:40: score.report: 'max_energy_rice' is not a metric (known: ", 0), 0u) << error_of(t);
@@ -103,14 +104,6 @@ TEST(FinalAngles, UnwrappedOverSeveralTurnsAgainstTheClosedForm) {
 }
 
 TEST(FinalAngles, LoaderMessages) {
-  auto error_of = [](const std::string& text) {
-    try {
-      load_problem_text(text, "bad.yaml");
-    } catch (const ProblemError& e) {
-      return std::string(e.what());
-    }
-    return std::string("(accepted)");
-  };
   std::string t = kDriven;
   t.replace(t.find("relative_to: bar"), 16, "relative_to: baz");
   EXPECT_EQ(error_of(t), "bad.yaml:16:43: final angle rel: 'baz' is not a rigid body");
