@@ -180,9 +180,6 @@ TEST_P(ElementKindsTest, EveryAcceptingFormulationConservesTheBalanceAndAgrees) 
   Eigen::VectorXd reference;
   const int o = p.model.body_offset(0);
   for (const Run& r : runs) {
-    // Known failure, left open: IDA's corrector does not converge at t = 0 on the spatial model
-    // (IDA_CONV_FAIL at h ~ 4e-9 s); the planar one runs.
-    if (spatial && std::string(r.formulation) == "ida-index3") continue;
     const Formulation* f = Registry::instance().find(r.formulation);
     ASSERT_NE(f, nullptr);
     ASSERT_EQ(f->unsupported_reason(p.model), "") << r.formulation;

@@ -123,6 +123,38 @@ std::pair<int, std::string> shell(const std::string& cmd) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ss.str()};
 }
 
+// The regression check at the baseline's settings: the same run passes against its own summary,
+// and fails against one whose case needed fewer steps (a loss of accuracy per step).
+TEST(Failures, BaselineSettingsCatchAStepCountRegression) {
+  namespace fs = std::filesystem;
+  const fs::path out = fs::temp_directory_path() / ("mbs_baseline_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const std::string bench = std::string(MBS_BENCH_EXE) + " -p planar_pendulum -f minimal/dopri5 --min-time 0.01 ";
+  auto [code, log] = shell(bench + "--results " + out.string());
+  ASSERT_EQ(code, 0) << log;
+  const fs::path summary = out / "planar_pendulum" / "summary.json";
+  std::tie(code, log) = shell(bench + "--no-write --compare " + summary.string() + " --baseline-settings");
+  EXPECT_EQ(code, 0) << log;
+  EXPECT_NE(log.find("minimal/dopri5 @baseline"), std::string::npos) << log;
+  EXPECT_NE(log.find("no regression against"), std::string::npos) << log;
+  std::ifstream in(summary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string json = ss.str();
+  const size_t at = json.find("\"steps\": ");
+  ASSERT_NE(at, std::string::npos);
+  const size_t end = json.find(',', at);
+  json.replace(at, end - at, "\"steps\": 10");
+  std::ofstream(summary) << json;
+  std::tie(code, log) = shell(bench + "--no-write --compare " + summary.string() + " --baseline-settings");
+  EXPECT_EQ(code, 1) << log;
+  EXPECT_NE(log.find("REGRESSION minimal/dopri5: needs"), std::string::npos) << log;
+  std::tie(code, log) = shell(bench + "--no-write --baseline-settings");
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(log.find("--baseline-settings needs --compare"), std::string::npos) << log;
+  fs::remove_all(out);
+}
+
 TEST(Failures, UnknownNamesListTheKnownOnes) {
   auto [code, out] = shell(std::string(MBS_BENCH_EXE) + " -p no_such_problem --no-write");
   EXPECT_EQ(code, 2);

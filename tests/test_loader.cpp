@@ -163,7 +163,8 @@ TEST(Loader, RuleOnAMetricTheProblemDoesNotOutput) {
   EXPECT_EQ(error_of(replace(kGood, "metric: max_energy_drift", "metric: period")),
             "bad.yaml:17:18: score.rule.metric 'period' is not a metric the problem outputs (known: "
             "max_energy_drift, max_position_violation, max_velocity_violation, final_position_error, max_penetration, "
-            "max_energy_drift_between_impacts)");
+            "max_energy_drift_between_impacts, max_reference_error, final_reference_error, max_energy_rise, "
+            "max_angular_momentum_drift)");
 }
 
 TEST(Loader, MissingFile) {

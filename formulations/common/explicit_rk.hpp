@@ -18,6 +18,14 @@
 
 namespace mbs {
 
+// Thrown by a right-hand side that cannot be evaluated at a stage's state (partitioned: its
+// Newton-Raphson finds no dependent coordinates there). An adaptive method rejects the step and
+// retries it shorter; for a fixed-step method it is a SolverError like any other.
+class StageFailure : public SolverError {
+ public:
+  using SolverError::SolverError;
+};
+
 // Classical fixed-step RK4.
 template <class Ode>
 class Rk4 {
@@ -78,9 +86,18 @@ class EmbeddedRk {
     ++stats.rhs_evals;
     const double d0 = scaled_norm(y0, y0), d1 = scaled_norm(k_[0], y0);
     double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
-    ytmp_ = y0 + h0 * k_[0];
-    ode_.rhs(t0 + h0, ytmp_, k_[1]);
-    ++stats.rhs_evals;
+    for (;;) {  // the probe of f one Euler step on: shorter while its state is out of reach
+      ytmp_ = y0 + h0 * k_[0];
+      try {
+        ode_.rhs(t0 + h0, ytmp_, k_[1]);
+        ++stats.rhs_evals;
+        break;
+      } catch (const StageFailure&) {
+        ++stats.failures;
+        h0 *= 0.25;
+        if (h0 < 1e-14 * std::max(1.0, std::abs(t0))) throw;
+      }
+    }
     err_ = k_[1] - k_[0];
     const double d2 = scaled_norm(err_, y0) / h0;
     const double dm = std::max(d1, d2);
@@ -98,14 +115,27 @@ class EmbeddedRk {
         ode_.rhs(t, y, k_[0]);
         ++stats.rhs_evals;
       }
-      for (int i = 1; i < tab_.stages; ++i) {
-        ytmp_ = y;
-        for (int j = 0; j < i; ++j) {
-          const double a = tab_.A[i * tab_.stages + j];
-          if (a != 0.0) ytmp_ += (h * a) * k_[j];
+      bool stage_failed = false;
+      try {
+        for (int i = 1; i < tab_.stages; ++i) {
+          ytmp_ = y;
+          for (int j = 0; j < i; ++j) {
+            const double a = tab_.A[i * tab_.stages + j];
+            if (a != 0.0) ytmp_ += (h * a) * k_[j];
+          }
+          ode_.rhs(t + tab_.c[i] * h, ytmp_, k_[i]);
+          ++stats.rhs_evals;
         }
-        ode_.rhs(t + tab_.c[i] * h, ytmp_, k_[i]);
-        ++stats.rhs_evals;
+      } catch (const StageFailure&) {
+        // A stage the step put out of reach: reject it like a failed error test, 4x shorter.
+        if (0.25 * h < h_min) throw;
+        stage_failed = true;
+      }
+      if (stage_failed) {
+        ++stats.failures;
+        h_ = 0.25 * h;
+        have_k0_ = true;  // k_[0] = f(t, y) is still valid for the retry
+        continue;
       }
       ynew_ = y;
       err_.setZero();

@@ -15,6 +15,17 @@
 // fails ever more as h shrinks and the step collapses (seen with IDASStolerances at rtol 2e-11 and
 // 5e-12 on the pendulum, ~50 steps in, near t = 1e-4 s, where lambda ~ 0 leaves only atol).
 //
+// The first step and its weights: IDA computes the weights once before the first step and again
+// only after a successful one, so the h they are scaled by must be the step IDA first tries, and
+// the retries at t = 0 (error-test or Newton failures, h cut up to 4x each) never rescale them.
+// Before, the first weights took h = 1 (plain tolerances; on a second run, IDA still reported the
+// previous run's last step, so runs differed), and IDA's own first step, 0.001 t_end shortened only
+// by q' (zero from rest), ignored q''. On spatial rigid bodies at rtol <= ~2e-10 every first step
+// then failed Newton's test on lambda, whose tolerance was h^2 too tight, down to IDA_CONV_FAIL at
+// t = 0 with h ~ 1e-9 s (bricard; the spatial model in tests/test_elements.cpp). Now the first
+// step is ours, from q' and q'' (BDF1's local error h^2/2 |q''| about half the q tolerance), set
+// with IDASetInitStep each run, and the weights use it until the first step is taken.
+//
 // atol = rtol x the shortest rod length (m): the error test sees only q, so this is the same
 // relative accuracy on the model's smallest length (it matters where a coordinate crosses zero).
 //
@@ -287,7 +298,12 @@ class IdaSimulator final : public Simulator {
       : Simulator(model), dae_(model, sparse), n_(dae_.size()), rtol_(rtol) {
     const double length = min_model_length(model);
     atol_ = rtol_ * (std::isfinite(length) ? length : 1.0);
-    m_min_ = dae_.nat().M_diag().minCoeff();
+    // The mass in the lambda weights (kg): the lightest point mass or body. Not the smallest entry
+    // of M, which for a rigid body is a second moment of its unit vectors (kg m^2): 2.2e-7 on
+    // andrews, which left zero multipliers a tolerance of 1e-17 N.
+    m_min_ = std::numeric_limits<double>::infinity();
+    for (const PointMass& p : model.points) m_min_ = std::min(m_min_, p.mass);
+    for (const RigidBody& b : model.bodies) m_min_ = std::min(m_min_, b.mass);
 
     SUNContext ctx = nullptr;
     if (const int flag = SUNContext_Create(nullptr, &ctx); flag != 0)
@@ -342,10 +358,28 @@ class IdaSimulator final : public Simulator {
     t_ = 0.0;
     message_[0] = '\0';
     check(IDAReInit(mem_.get(), 0.0, yy_.get(), yp_.get()), "IDAReInit");
+    h0_ = initial_step(t_end);
+    check(IDASetInitStep(mem_.get(), h0_), "IDASetInitStep");
     // t_end is known from here on; the stop time keeps IDA from stepping past it. Set every run:
     // newer IDA versions disable it once reached.
     check(IDASetStopTime(mem_.get(), t_end), "IDASetStopTime");
-    first_step_ = first_step(t_end);
+  }
+
+  // The first step (s): 0.001 t_end as IDA's default, shortened so that |h q'| <= 0.5 and
+  // h^2 |q''| <= 1 in q's weighted RMS norm (q' = v0, q'' = v'0 of the consistent initial state).
+  double initial_step(double t_end) const {
+    const int nq = dae_.nq();
+    double sv = 0.0, sa = 0.0;
+    for (int i = 0; i < nq; ++i) {
+      const double w = 1.0 / (rtol_ * std::abs(y0_[i]) + atol_);
+      sv += (w * yp0_[i]) * (w * yp0_[i]);
+      sa += (w * yp0_[nq + i]) * (w * yp0_[nq + i]);
+    }
+    const double v_norm = std::sqrt(sv / nq), a_norm = std::sqrt(sa / nq);
+    double h = 1e-3 * t_end;
+    if (v_norm * h > 0.5) h = 0.5 / v_norm;
+    if (a_norm * h * h > 1.0) h = 1.0 / std::sqrt(a_norm);
+    return h;
   }
 
   void do_step(double t_end) override {
@@ -379,26 +413,6 @@ class IdaSimulator final : public Simulator {
     const double* data = N_VGetArrayPointer(yy_.get());
     q_model_ = Eigen::Map<const Eigen::VectorXd>(data, nq);
     v_model_ = Eigen::Map<const Eigen::VectorXd>(data + nq, nq);
-  }
-
-  // The first step IDA will try (IDA 6.4, IDASolve's first call, with no IDASetInitStep): 0.001 t_end,
-  // cut to 0.5 / |q'0| in the weighted RMS norm of the error-test components (suppressed algebraic
-  // components are masked out of the norm, which divides by the whole length), with q's weights.
-  // The v and lambda weights before the first step are scaled by this step: scaled by 1 (plain
-  // weights) they are 1/h and 1/h^2 times too strict for it, and with a moving initial state (the
-  // N-four-bar: h0 ~ 3 rtol s) Newton's convergence test then failed at every retry until h
-  // reached hmin at t = 0. A state released from rest (q'0 = 0) starts at 0.001 t_end.
-  double first_step(double t_end) const {
-    const int nq = dae_.nq();
-    double sum = 0.0;
-    for (int i = 0; i < nq; ++i) {
-      const double w = 1.0 / (rtol_ * std::abs(y0_[i]) + atol_);
-      sum += (yp0_[i] * w) * (yp0_[i] * w);
-    }
-    const double ypnorm = std::sqrt(sum / n_);
-    double h = 0.001 * t_end;
-    if (ypnorm > 0.5 / h) h = 0.5 / ypnorm;
-    return h > 0.0 ? h : 1.0;
   }
 
   Eigen::Map<Eigen::VectorXd> y() { return {N_VGetArrayPointer(yy_.get()), n_}; }
@@ -462,14 +476,18 @@ class IdaSimulator final : public Simulator {
   // the Newton convergence test fail ever more as h shrinks, and the step collapses.
   static int weights_fn(N_Vector yy, N_Vector ewt, void* user_data) {
     auto* self = static_cast<IdaSimulator*>(user_data);
-    // Before the run's first step (none taken since IDAReInit): the step IDA is about to try (IDA's
-    // current step is then 0, or the last one of the previous run).
+    // Before the first step: the first step we set (IDA's current step is then 0, or after
+    // IDAReInit the previous run's last one). See the top of the file.
+    double h = 0.0;
     long steps = 0;
     if (IDAGetNumSteps(self->mem_.get(), &steps) < 0) return -1;
-    double h = self->first_step_;
-    if (steps > 0 && IDAGetCurrentStep(self->mem_.get(), &h) < 0) return -1;
+    if (steps == 0) {
+      h = self->h0_;
+    } else if (IDAGetCurrentStep(self->mem_.get(), &h) < 0) {
+      return -1;
+    }
     h = std::abs(h);
-    if (h == 0.0) h = self->first_step_;
+    if (h == 0.0) h = 1.0;  // guard (h0_ > 0 once a run starts): plain weights, all positive
     const int nq = self->dae_.nq(), n = self->n_;
     const double rtol = self->rtol_, atol = self->atol_, m_min = self->m_min_;
     const double* y = N_VGetArrayPointer(yy);
@@ -490,8 +508,7 @@ class IdaSimulator final : public Simulator {
   Index3Dae dae_;
   int n_;
   double rtol_, atol_ = 0.0, m_min_ = 1.0;
-  double t_ = 0.0;
-  double first_step_ = 1.0;   // s: the step the weights assume before IDA's first step (first_step())
+  double t_ = 0.0, h0_ = 0.0;  // s: time, first step of the run
   Eigen::VectorXd y0_, yp0_;  // consistent initial (q, v, lambda) and its derivative
   std::array<char, 512> message_{};
   // Declaration order is destruction order reversed: IDA memory first, the context last.

@@ -11,6 +11,12 @@
 // continue in the new coordinates, Fehlberg with its step size; Dormand-Prince is re-initialized,
 // since its stored stage is the derivative of the old coordinates and EmbeddedRk can only drop it
 // together with the step size (the first step is then re-estimated: 2 right-hand sides).
+//
+// A stage whose dependent coordinates Newton-Raphson cannot find (a long step carries an
+// independent coordinate past its extremum, as andrews's crank does near beta = pi/2: the
+// pivot-ratio trigger above does not see that coming on a 42-coordinate model) throws
+// StageFailure: the adaptive integrators retry the step 4x shorter, from the state of the last
+// accepted step (PartitionedOde::anchor); fixed-step RK4 stops with the error.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -130,6 +136,7 @@ class ErkSimulator final : public Simulator, public PartitionedRun {
   }
   void do_step(double t_end) override {
     rk_.step(t_, y_, t_end, stats_);
+    ode_.anchor();
     if (keeper_.after_step(t_, y_) && restart_) rk_.initialize(t_, y_, stats_);
   }
   double do_time() const override { return t_; }

@@ -22,6 +22,7 @@
 #include <cmath>
 #include <limits>
 
+#include "common/explicit_rk.hpp"
 #include "common/length_scale.hpp"
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
@@ -62,10 +63,10 @@ class PartitionedOde {
   // simulator's counters, where Newton iterations and Jacobian evaluations are added.
   PartitionedOde(const Model& model, int rank, RunStats& stats)
       : nat_(model), stats_(&stats), n_q_(nat_.nq()), n_r_(rank), n_i_(n_q_ - rank), M_(nat_.M_diag()),
-        Q_(nat_.Q()), q_(n_q_), v_(n_q_), Phi_(nat_.nc()), gamma_(nat_.nc()), Phi_q_(nat_.nc(), n_q_),
+        Q_(nat_.Q()), q_(n_q_), v_(n_q_), q_anchor_(n_q_), Phi_(nat_.nc()), gamma_(nat_.nc()), Phi_q_(nat_.nc(), n_q_),
         rows_(n_r_), dep_(n_r_), ind_(n_i_), M_d_(n_r_), Q_d_(n_r_), M_i_(n_i_), Q_i_(n_i_), Phi_R_(n_r_),
         dq_d_(n_r_), w_d_(n_r_), f_d_(n_r_), dq_i_(n_i_), Q_bar_(n_i_), Phi_d_(n_r_, n_r_), Phi_i_(n_r_, n_i_),
-        B_(n_r_, n_i_), MB_(n_r_, n_i_), M_bar_(n_i_, n_i_), lu_(n_r_), llt_(n_i_) {
+        B_(n_r_, n_i_), MB_(n_r_, n_i_), B_anchor_(n_r_, n_i_), M_bar_(n_i_, n_i_), lu_(n_r_), llt_(n_i_) {
     double scale = max_model_length(model);
     if (!(scale > 0.0)) scale = 0.0;
     const Eigen::VectorXd q0 = model.initial_q();
@@ -115,7 +116,17 @@ class PartitionedOde {
     update_ratio();
     tangent();
     ++stats_->jacobian_evals;
+    anchor();
     return ratio_;
+  }
+
+  // Where Newton-Raphson starts again after it failed (it then throws StageFailure, and an
+  // adaptive integrator retries the step shorter): the solution of the last right-hand side when
+  // this was called, by the simulator after each accepted step and by set_partition. Without it
+  // the retry would start from the failed stage's neighbour, a step away, and fail again.
+  void anchor() {
+    q_anchor_ = q_;
+    B_anchor_ = B_;
   }
 
   // The natural state for y, into q(), v() (Newton-Raphson on q_d from the last solution), with
@@ -165,7 +176,8 @@ class PartitionedOde {
       if (residual <= tol_Phi_) break;
       if (it == kMaxNewtonIterations || !std::isfinite(residual)) {
         update_ratio();
-        throw SolverError(fmt::format(
+        q_ = q_anchor_, B_ = B_anchor_;  // the retry starts from the accepted state, not from here
+        throw StageFailure(fmt::format(
             "partitioned: Newton-Raphson on the dependent coordinates did not converge at t = {:.9g} s "
             "({} iterations, |Phi| = {:.3g} m, Phi_d pivot ratio {:.3g})",
             t, it, residual, ratio_));
@@ -228,6 +240,7 @@ class PartitionedOde {
   int n_q_, n_r_, n_i_;
   VecQ M_, Q_;            // mass diagonal (kg), applied forces (N)
   VecQ q_, v_;            // natural state at the last y
+  VecQ q_anchor_;         // q_ and B_ at anchor(), where a failed Newton-Raphson leaves them
   VecC Phi_, gamma_;      // Phi(q), d/dt(Phi_q) v
   Jac Phi_q_;
   IdxR rows_, dep_;       // kept rows, dependent coordinates
@@ -238,6 +251,7 @@ class PartitionedOde {
   VecI dq_i_, Q_bar_;
   MatD Phi_d_;
   MatB Phi_i_, B_, MB_;   // Phi_q(R, q_i); B = -Phi_d^-1 Phi_i; M_d B
+  MatB B_anchor_;
   MatI M_bar_;            // M_i + B^T M_d B
   Eigen::PartialPivLU<MatD> lu_;
   Eigen::LLT<MatI> llt_;

@@ -8,16 +8,19 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <spdlog/spdlog.h>
 
 #include "core/formulation.hpp"
+#include "problem/element_kinds.hpp"
 #include "problem/problem.hpp"
 #include "report/compare.hpp"
 #include "report/report.hpp"
 #include "run/bench_case.hpp"
 #include "run/linearization_case.hpp"
+#include "run/reference_setup.hpp"
 #include "run/timing.hpp"
 
 namespace fs = std::filesystem;
@@ -60,6 +63,10 @@ void print_list(const std::string& problems_dir) {
       fmt::print("  {:<28} (invalid: {})\n", n, e.what());
     }
   }
+  fmt::print("element kinds (problem file section: kind):\n");
+  for (const ElementKindInfo* k : ElementKinds::instance().all())
+    fmt::print("  {:<24} {}\n", fmt::format("{}: {}", section_of(k->role), k->name), k->summary);
+  fmt::print("references: simple_pendulum_exact, hinged_body_energy, pendulum_linear, converged\n");
   fmt::print("formulations (case = formulation/integrator):\n");
   for (const Formulation* f : Registry::instance().all()) {
     fmt::print("  {:<14} {}\n", f->name(), f->description());
@@ -104,7 +111,8 @@ int main(int argc, char** argv) {
   CLI::App app{"mbsbench: which multibody formulation reaches the required accuracy in the least CPU time?"};
   std::string problem_arg, formulation_arg = "all", problems_dir = MBS_SOURCE_DIR "/problems", results_dir = "results";
   std::string compare;
-  bool list = false, verbose = false, no_write = false, project_initial_state = false;
+  bool list = false, verbose = false, no_write = false, project_initial_state = false, rebuild_reference = false;
+  bool at_baseline_settings = false;
   double min_time = 0.3, timeout = 0.0;
   std::optional<double> step, tol;
   app.add_option("-p,--problem", problem_arg,
@@ -125,8 +133,13 @@ int main(int argc, char** argv) {
   app.add_option("--compare", compare,
                  "baseline summary.json to compare with (single problem): exit 1 if, and only if, a passing "
                  "case no longer passes, needs >1.25x the steps, or its normalized time grew >3x");
+  app.add_flag("--baseline-settings", at_baseline_settings,
+               "with --compare: run each case at the baseline's tuned setting instead of tuning it again (a cheap "
+               "regression check: status, steps and normalized time at the same setting)");
   app.add_flag("--project-initial-state", project_initial_state,
                "project an initial state that violates the constraints onto them instead of rejecting the file");
+  app.add_flag("--rebuild-reference", rebuild_reference,
+               "recompute converged references even where results/<problem>/reference/ holds one for this problem file");
   app.add_flag("-v,--verbose", verbose, "log progress and every tuner trial");
   CLI11_PARSE(app, argc, argv);
 
@@ -135,6 +148,10 @@ int main(int argc, char** argv) {
   if (list) {
     print_list(problems_dir);
     return kExitOk;
+  }
+  if (at_baseline_settings && compare.empty()) {
+    std::cerr << "bench: --baseline-settings needs --compare (the baseline whose settings are used)\n";
+    return kExitBadInput;
   }
   if (problem_arg.empty()) {
     std::cerr << "bench: --problem is required (see --list for the known problems)\n";
@@ -163,7 +180,25 @@ int main(int argc, char** argv) {
     std::cerr << "bench: " << e.what() << "\n";
     return kExitBadInput;
   }
+  // References that give positions in time, before anything is timed: a converged one is read from
+  // the results folder while the problem file is unchanged, else computed (and stored with the results).
+  std::vector<ReferenceSetup> references;
+  try {
+    for (Problem& p : problems) references.push_back(attach_reference(p, ReferenceOptions{results_dir, rebuild_reference}));
+  } catch (const std::exception& e) {
+    std::cerr << "bench: " << e.what() << "\n";
+    return kExitBadInput;
+  }
 
+  std::map<std::string, double> given_settings;  // --baseline-settings: case -> setting
+  if (at_baseline_settings) {
+    try {
+      given_settings = baseline_settings(compare);
+    } catch (const std::exception& e) {
+      std::cerr << "bench: " << e.what() << "\n";
+      return kExitBadInput;
+    }
+  }
   CaseOptions options;
   options.step = step;
   options.tolerance = tol;
@@ -173,9 +208,11 @@ int main(int argc, char** argv) {
 
   int exit_code = kExitOk;
   std::vector<BenchReport> reports;
-  for (const Problem& problem : problems) {
+  for (size_t pi = 0; pi < problems.size(); ++pi) {
+    const Problem& problem = problems[pi];
     BenchReport report;
     report.problem = &problem;
+    report.reference_note = references[pi].note;
     report.created = utc_now();
     const fs::path rel = fs::path(problem.file).lexically_normal().lexically_relative(MBS_SOURCE_DIR);
     report.problem_file = !rel.empty() && *rel.begin() != ".." ? rel.string() : problem.file;
@@ -195,7 +232,21 @@ int main(int argc, char** argv) {
         continue;
       }
       try {
-        report.rows.push_back(run_case(problem, *f, info, options));
+        const auto baseline = given_settings.find(f->name() + "/" + info.name);
+        if (at_baseline_settings && baseline == given_settings.end()) {
+          // No setting in the baseline (unsupported, or it never passed nor failed at one): nothing
+          // to re-run cheaply, and nothing the comparison could hold against it.
+          spdlog::info("{}: {}/{} has no baseline setting; skipped", problem.name, f->name(), info.name);
+          continue;
+        }
+        if (baseline == given_settings.end()) {
+          report.rows.push_back(run_case(problem, *f, info, options));
+        } else {
+          CaseOptions at = options;
+          (info.kind == SettingKind::kFixedStep ? at.step : at.tolerance) = baseline->second;
+          report.rows.push_back(run_case(problem, *f, info, at));
+          report.rows.back().run_kind = "baseline";
+        }
       } catch (const std::exception& e) {  // a bug, not a solver failure: still a row, never a crash
         CaseResult r;
         r.formulation = f->name();

@@ -135,6 +135,23 @@ Eigen::Vector3d NaturalCoordinates::angular_velocity(int body, const Eigen::Ref<
   return 0.5 * w;
 }
 
+Eigen::Vector3d NaturalCoordinates::angular_momentum(const Eigen::Ref<const Eigen::VectorXd>& q,
+                                                     const Eigen::Ref<const Eigen::VectorXd>& v,
+                                                     const Eigen::Ref<const Eigen::VectorXd>& p) const {
+  // Every coordinate block (dim entries, one mass each) is a position (a point mass, a centroid)
+  // or a unit axis of a body, whose "mass" is its second moment J_k.
+  const int n_points = static_cast<int>(model_->points.size());
+  Eigen::Vector3d H = Eigen::Vector3d::Zero(), x = Eigen::Vector3d::Zero(), xd = Eigen::Vector3d::Zero();
+  for (int b = 0; b < nq_ / dim_; ++b) {
+    const bool position = b < n_points || (b - n_points) % (1 + dim_) == 0;
+    x.head(dim_) = q.segment(dim_ * b, dim_);
+    if (position) x.head(dim_) -= p;
+    xd.head(dim_) = v.segment(dim_ * b, dim_);
+    H += m_diag_[dim_ * b] * x.cross(xd);
+  }
+  return H;
+}
+
 double NaturalCoordinates::kinetic_energy(const Eigen::Ref<const Eigen::VectorXd>& v) const {
   return 0.5 * (m_diag_.array() * v.array().square()).sum();
 }

@@ -67,6 +67,11 @@ class NaturalCoordinates {
   Eigen::Vector3d angular_velocity(int body, const Eigen::Ref<const Eigen::VectorXd>& q,
                                    const Eigen::Ref<const Eigen::VectorXd>& v) const;
 
+  // Angular momentum (kg m^2/s, local frame; planar: (0, 0, H) about e1 x e2) about the point p
+  // (local coordinates): sum over point masses and centroids of m (r - p) x r', plus sum_k J_k u_k x u_k'
+  // over each body's axes (its spin: exact for orthonormal principal axes).
+  Eigen::Vector3d angular_momentum(const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& v,
+                                   const Eigen::Ref<const Eigen::VectorXd>& p) const;
   double kinetic_energy(const Eigen::Ref<const Eigen::VectorXd>& v) const;    // J
   // J: gravity's (zero at the local origin) plus the force elements' potentials.
   double potential_energy(const Eigen::Ref<const Eigen::VectorXd>& q) const;

@@ -2,6 +2,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <cstdint>
 #include <fmt/format.h>
 #include <fstream>
 #include <set>
@@ -416,6 +417,47 @@ ReferenceSpec read_hinged_body_reference(const Reader& rd, const Frame& frame, c
   return r;
 }
 
+// reference: {kind: converged, points: [..], cases: [{case: F/I, step: h | tol: t}, ...]}: computed by
+// the harness from two or more formulations at tight settings (harness/reference/converged.*). The
+// case names are checked against the registry when the reference is built, with these marks.
+ReferenceSpec read_converged_reference(const Reader& rd, const YAML::Node& ref, const Model& model, Problem& p) {
+  rd.expect_map(ref, "reference", {"kind", "points", "cases"});
+  ReferenceSpec r;
+  r.kind = "converged";
+  p.measured_points = {{p.history_name, p.history_point}};
+  if (const YAML::Node points = ref["points"]) {
+    if (!points.IsSequence() || points.size() == 0) rd.fail(points, "reference.points must be a non-empty list of points (NAME or BODY.POINT)");
+    p.measured_points.clear();
+    for (const YAML::Node& n : points)
+      p.measured_points.emplace_back(rd.text(n, "reference.points"), measured_point(rd, n, model, "reference.points"));
+  }
+  const YAML::Node cases = rd.required(ref, "cases", "reference (converged)");
+  if (!cases.IsSequence() || cases.size() < 2)
+    rd.fail(cases, "reference.cases must list at least two cases of different formulations: their agreement is the reference's uncertainty");
+  for (const YAML::Node& c : cases) {
+    rd.expect_map(c, "a reference case", {"case", "step", "tol"});
+    ConvergedCase cc;
+    const YAML::Node name = rd.required(c, "case", "a reference case (formulation/integrator)");
+    const std::string text = rd.text(name, "reference case");
+    const size_t slash = text.find('/');
+    if (slash == std::string::npos || slash == 0 || slash + 1 == text.size())
+      rd.fail(name, fmt::format("reference case '{}' must be formulation/integrator", text));
+    cc.formulation = text.substr(0, slash);
+    cc.integrator = text.substr(slash + 1);
+    cc.mark = SourceMark{name.Mark().line + 1, name.Mark().column + 1};
+    if (c["step"] && c["tol"]) rd.fail(c["tol"], fmt::format("reference case {}: give a step or a tol, not both", text));
+    if (!c["step"] && !c["tol"]) rd.fail(c, fmt::format("reference case {} needs its setting: step (s) or tol", text));
+    cc.fixed_step = static_cast<bool>(c["step"]);
+    cc.setting = rd.positive(c[cc.fixed_step ? "step" : "tol"], cc.fixed_step ? "reference case step" : "reference case tol");
+    for (const ConvergedCase& other : r.cases)
+      if (other.formulation == cc.formulation)
+        rd.fail(name, fmt::format("reference cases {} and {} are the same formulation: a converged reference needs independent "
+                                  "formulations, whose agreement bounds its error", other.name(), cc.name()));
+    r.cases.push_back(cc);
+  }
+  return r;
+}
+
 // score and reference of a linearization problem: the rule is on the eigenvalue error, against
 // the linearized pendulum's exact spectrum.
 Problem read_analysis_score(const Reader& rd, const YAML::Node& root, Problem p) {
@@ -461,8 +503,15 @@ Problem read_analysis_score(const Reader& rd, const YAML::Node& root, Problem p)
 const std::vector<std::string>& known_metrics() {
   static const std::vector<std::string> metrics{"max_energy_drift", "max_position_violation",
                                                 "max_velocity_violation", "final_position_error", "max_penetration",
-                                                "max_energy_drift_between_impacts"};
+                                                "max_energy_drift_between_impacts", "max_reference_error",
+                                                "final_reference_error", "max_energy_rise", "max_angular_momentum_drift"};
   return metrics;
+}
+
+std::string fnv1a_hex(const std::string& text) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (const unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return fmt::format("{:016x}", h);
 }
 
 Problem load_problem_text(const std::string& yaml_text, const std::string& file_name, const LoadOptions& options) {
@@ -479,6 +528,7 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
                    "run", "score", "reference"});
     Problem p;
     p.file = file_name;
+    p.source_hash = fnv1a_hex(yaml_text);
     p.name = rd.text(rd.required(root, "name", "the problem"), "name");
     p.title = root["title"] ? rd.text(root["title"], "title") : p.name;
     p.source = root["source"] ? rd.text(root["source"], "source") : "";
@@ -512,7 +562,28 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
       return read_analysis_score(rd, root, std::move(p));
     }
     const YAML::Node run = rd.required(root, "run", "the problem");
-    rd.expect_map(run, "run", {"end_time", "output_interval", "history_point", "also_history_points"});
+    rd.expect_map(run, "run", {"end_time", "output_interval", "history_point", "also_history_points", "final_angles"});
+    if (const YAML::Node fa = run["final_angles"]) {
+      if (!fa.IsSequence()) rd.fail(fa, "run.final_angles must be a list of {name, body, relative_to, initial, published}");
+      if (model.dim != 2) rd.fail(fa, "run.final_angles are for planar problems (an angle about the plane's normal)");
+      for (const YAML::Node& n : fa) {
+        rd.expect_map(n, "a final angle", {"name", "body", "relative_to", "initial", "published"});
+        FinalAngle a;
+        a.name = rd.text(rd.required(n, "name", "a final angle"), "final angle name");
+        auto body = [&](const char* key) {
+          const std::string b = rd.text(n[key], fmt::format("final angle {}.{}", a.name, key));
+          const int k = model.find_body(b);
+          if (k < 0) rd.fail(n[key], fmt::format("final angle {}: '{}' is not a rigid body", a.name, b));
+          return k;
+        };
+        if (!n["body"]) rd.fail(n, fmt::format("final angle {} needs its body", a.name));
+        a.body = body("body");
+        if (n["relative_to"]) a.relative_to = body("relative_to");
+        if (n["initial"]) a.initial = rd.number(n["initial"], "final angle initial (rad)");
+        if (n["published"]) a.published = rd.number(n["published"], "final angle published (rad)");
+        p.run.final_angles.push_back(a);
+      }
+    }
     p.run.end_time = rd.positive(rd.required(run, "end_time", "run"), "run.end_time");
     p.run.output_interval = run["output_interval"] ? rd.positive(run["output_interval"], "run.output_interval")
                                                    : p.run.end_time / 1000.0;
@@ -533,7 +604,29 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
         p.extra_history_points.emplace_back(rd.text(n, "run.also_history_points"), measured_point(rd, n, model, "run.also_history_points"));
     }
     const YAML::Node score = rd.required(root, "score", "the problem");
-    rd.expect_map(score, "score", {"rule", "objective", "published_step", "checks", "energy_datum"});
+    rd.expect_map(score, "score", {"rule", "objective", "published_step", "checks", "energy_datum", "angular_momentum_about", "report"});
+    if (const YAML::Node am = score["angular_momentum_about"]) {
+      rd.expect_map(am, "score.angular_momentum_about", {"point", "axis"});
+      if (model.dim != 3) rd.fail(am, "score.angular_momentum_about is for spatial problems (a planar one conserves it about the plane normal only)");
+      Problem::MomentumAxis m;
+      m.point = frame.point(rd.required(am, "point", "score.angular_momentum_about"), "score.angular_momentum_about.point");
+      const Eigen::Vector3d a = frame.direction(rd.required(am, "axis", "score.angular_momentum_about"), "score.angular_momentum_about.axis");
+      if (!(a.norm() > 0.0)) rd.fail(am["axis"], "score.angular_momentum_about.axis must not be zero");
+      m.axis = a.normalized();
+      p.momentum_axis = m;
+    }
+    if (const YAML::Node rep = score["report"]) {
+      if (!rep.IsSequence()) rd.fail(rep, "score.report must be a list of metrics");
+      const auto& metrics = known_metrics();
+      for (const YAML::Node& n : rep) {
+        const std::string m = rd.text(n, "score.report");
+        if (std::find(metrics.begin(), metrics.end(), m) == metrics.end())
+          rd.fail(n, fmt::format("score.report: '{}' is not a metric (known: {})", m, fmt::join(metrics, ", ")));
+        if (m == "max_angular_momentum_drift" && !score["angular_momentum_about"])
+          rd.fail(n, "metric max_angular_momentum_drift needs score.angular_momentum_about");
+        p.reported_metrics.push_back(m);
+      }
+    }
     if (score["energy_datum"]) p.energy_datum = rd.number(score["energy_datum"], "score.energy_datum");
     const YAML::Node rule = rd.required(score, "rule", "score");
     rd.expect_map(rule, "score.rule", {"metric", "below", "checks_within"});
@@ -547,6 +640,8 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
       rd.fail(rule["metric"], fmt::format("score.rule.metric '{}' is not a metric the problem outputs (known: {})",
                                           p.rule.metric, fmt::join(metrics, ", ")));
     p.rule.below = rd.positive(rd.required(rule, "below", "score.rule"), "score.rule.below");
+    if (p.rule.metric == "max_angular_momentum_drift" && !score["angular_momentum_about"])
+      rd.fail(rule["metric"], "metric max_angular_momentum_drift needs score.angular_momentum_about");
     if (p.rule.metric == "max_penetration" && !root["contacts"])
       rd.fail(rule["metric"], "metric max_penetration needs contacts");
     p.objective = score["objective"] ? rd.text(score["objective"], "score.objective") : "cpu_time";
@@ -597,9 +692,18 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
       if (!ref.IsMap()) rd.fail(ref, "reference must be a mapping");
       const YAML::Node kind = rd.required(ref, "kind", "reference");
       const std::string k = rd.text(kind, "reference.kind");
-      if (k == "simple_pendulum_exact") p.reference = read_simple_pendulum_reference(rd, frame, ref, model);
-      else if (k == "hinged_body_energy") p.reference = read_hinged_body_reference(rd, frame, ref, model);
-      else rd.fail(kind, fmt::format("unknown reference kind '{}' (known: simple_pendulum_exact, hinged_body_energy)", k));
+      if (k == "simple_pendulum_exact") {
+        p.reference = read_simple_pendulum_reference(rd, frame, ref, model);
+        p.measured_points = {{model.points[p.reference->point].name, measured_point(rd, ref["point"], model, "reference.point")}};
+      } else if (k == "hinged_body_energy") {
+        p.reference = read_hinged_body_reference(rd, frame, ref, model);
+      } else if (k == "converged") {
+        p.reference = read_converged_reference(rd, ref, model, p);
+        if (!p.checks.empty()) rd.fail(score["checks"], "score.checks need an exact reference (simple_pendulum_exact, hinged_body_energy), not a converged one");
+      } else {
+        rd.fail(kind, fmt::format("unknown reference kind '{}' (known: simple_pendulum_exact, hinged_body_energy, converged)", k));
+      }
+      p.reference->mark = SourceMark{ref.Mark().line + 1, ref.Mark().column + 1};
       const bool hinged = k == "hinged_body_energy";
       for (size_t i = 0; i < p.checks.size(); ++i)
         if (hinged != (p.checks[i].quantity == "angular_speed_at_vertical"))
@@ -613,6 +717,9 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
     if (p.reference && p.reference->kind == "hinged_body_energy" && p.rule.metric == "final_position_error") {
       rd.fail(rule["metric"], "metric final_position_error needs an exact solution in time; hinged_body_energy gives an energy balance only");
     }
+    if ((p.rule.metric == "max_reference_error" || p.rule.metric == "final_reference_error") && p.measured_points.empty())
+      rd.fail(rule["metric"], fmt::format("metric {} needs a reference that gives positions in time (simple_pendulum_exact or "
+                                          "converged)", p.rule.metric));
     return p;
   } catch (const YAML::Exception& e) {  // e.g. a conversion yaml-cpp refused
     throw ProblemError(fmt::format("{}:{}:{}: {}", file_name, e.mark.line + 1, e.mark.column + 1, e.msg));

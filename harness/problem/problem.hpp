@@ -3,6 +3,8 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <limits>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -18,9 +20,19 @@ class ProblemError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// run.final_angles (planar problems): a body's angle at t_end, as a source tabulates its state:
+// `initial` plus the body's rotation since t = 0 (less that of `relative_to`), unwrapped along the run.
+struct FinalAngle {
+  std::string name;
+  int body = -1, relative_to = -1;  // rigid-body indices (-1: the ground)
+  double initial = 0.0;             // rad, the angle at t = 0 in the source's convention
+  double published = std::numeric_limits<double>::quiet_NaN();  // rad, the source's value at t_end
+};
+
 struct RunSpec {
   double end_time = 0.0;         // s
   double output_interval = 0.0;  // s, spacing of the written time histories
+  std::vector<FinalAngle> final_angles;
 };
 
 struct Rule {
@@ -51,9 +63,20 @@ struct Check {
   bool published_is_target = false;
 };
 
-// The exact solution the harness compares against; `kind` names one of harness/reference/.
+// One run of a converged reference: a case at a setting far tighter than any rule.
+struct ConvergedCase {
+  std::string formulation, integrator;
+  bool fixed_step = false;  // setting is a step (s); else a tolerance
+  double setting = 0.0;
+  SourceMark mark;          // where the case is named, for messages
+  std::string name() const { return formulation + "/" + integrator; }
+};
+
+// What the harness compares against; `kind` names one of harness/reference/.
 struct ReferenceSpec {
-  std::string kind;            // "simple_pendulum_exact", "hinged_body_energy" or "pendulum_linear"
+  std::string kind;            // "simple_pendulum_exact", "hinged_body_energy", "pendulum_linear" or "converged"
+  SourceMark mark;             // the reference section, for messages
+  std::vector<ConvergedCase> cases;  // converged: two or more, of different formulations
   int point = kNoPoint;        // simple_pendulum_exact: point index in the model
   int body = -1;               // hinged_body_energy: rigid-body index
   Eigen::VectorXd pivot;       // a point on the pivot (axis), local frame (m)
@@ -63,6 +86,18 @@ struct ReferenceSpec {
 // A problem analysed without time integration. kind "linearization": each formulation linearizes
 // its equations about the initial configuration (a static equilibrium), and the harness times
 // `repetitions` executions of the whole linearization (terms, eigenvalues, discrimination).
+// The measured points at the output times t_k = min(k dt, t_end), as an exact solution or a converged
+// reference gives them (harness/reference/). Every run's points are read at the same times
+// (run/point_sampler.hpp) and its reference error is the largest distance from these.
+struct ReferenceTrajectory {
+  std::string kind;                // the reference kind it comes from
+  int dim = 0;                     // coordinates per point (the model's frame)
+  double dt = 0.0, t_end = 0.0;    // s
+  Eigen::MatrixXd x;               // samples x (dim * points), m
+  double uncertainty = 0.0;        // m: converged: the largest disagreement between its cases; exact: 0
+  std::string provenance;          // one line: how it was obtained
+};
+
 struct Analysis {
   std::string kind = "linearization";
   int repetitions = 10000;
@@ -79,9 +114,22 @@ struct Problem {
   Rule rule;
   std::string objective;  // "cpu_time"
   std::optional<ReferenceSpec> reference;
+  // The points a reference error measures (reference.points; default: the history point).
+  std::vector<std::pair<std::string, Combo>> measured_points;
+  // Attached before the runs (run/reference_setup.hpp) when the reference gives positions in time.
+  std::shared_ptr<const ReferenceTrajectory> reference_trajectory;
+  std::string source_hash;  // FNV-1a 64 of the problem file's bytes, hex: a converged reference's key
   std::vector<Check> checks;            // score.checks
   std::optional<double> published_step; // score.published_step (s): fixed-step cases also run at it
   double energy_datum = 0.0;  // score.energy_datum (J): subtracted from reported total energies
+  // score.angular_momentum_about (spatial problems): the axis (a point and a unit direction, local
+  // frame) about which the angular momentum is conserved; its drift is max_angular_momentum_drift.
+  struct MomentumAxis {
+    Eigen::Vector3d point = Eigen::Vector3d::Zero(), axis = Eigen::Vector3d::UnitZ();
+  };
+  std::optional<MomentumAxis> momentum_axis;
+  // score.report: metrics shown as extra table columns beside the rule's (every metric is in the JSON).
+  std::vector<std::string> reported_metrics;
   // The point whose first two coordinates the time histories record (run.history_point: a point
   // mass, a rigid body's centroid, or BODY.POINT), as a combination of natural coordinates.
   Combo history_point;
@@ -108,6 +156,9 @@ inline constexpr double kInitialTolerance = 1e-9;
 Problem load_problem(const std::string& path, const LoadOptions& options = {});
 // Same, from text; `file_name` is used in messages.
 Problem load_problem_text(const std::string& yaml_text, const std::string& file_name, const LoadOptions& options = {});
+
+// FNV-1a 64-bit hash of a text, as 16 hex digits (stable across platforms and builds).
+std::string fnv1a_hex(const std::string& text);
 
 // Metrics a rule may name (those the harness computes for every time-integration problem).
 const std::vector<std::string>& known_metrics();

@@ -9,9 +9,8 @@
 
 namespace mbs {
 
-std::vector<std::string> compare_with_baseline(const BenchReport& report, const std::string& baseline_json,
-                                               const std::vector<std::string>& selected,
-                                               const CompareOptions& options) {
+namespace {
+YAML::Node load_baseline(const std::string& baseline_json) {
   YAML::Node base;
   try {
     base = YAML::LoadFile(baseline_json);  // JSON is a subset of YAML
@@ -20,6 +19,24 @@ std::vector<std::string> compare_with_baseline(const BenchReport& report, const 
   }
   if (!base["rows"] || !base["rows"].IsSequence())
     throw std::runtime_error(fmt::format("{}: no 'rows' in the baseline", baseline_json));
+  return base;
+}
+}  // namespace
+
+std::map<std::string, double> baseline_settings(const std::string& baseline_json) {
+  std::map<std::string, double> settings;
+  for (const YAML::Node& b : load_baseline(baseline_json)["rows"]) {
+    const std::string run = b["run"] ? b["run"].as<std::string>() : "tuned";
+    if (run != "tuned" || !b["setting"] || b["setting"].IsNull()) continue;
+    settings[b["formulation"].as<std::string>() + "/" + b["integrator"].as<std::string>()] = b["setting"].as<double>();
+  }
+  return settings;
+}
+
+std::vector<std::string> compare_with_baseline(const BenchReport& report, const std::string& baseline_json,
+                                               const std::vector<std::string>& selected,
+                                               const CompareOptions& options) {
+  const YAML::Node base = load_baseline(baseline_json);
   std::vector<std::string> out;
   if (!base["problem"] || base["problem"].as<std::string>() != report.problem->name)
     throw std::runtime_error(fmt::format("{}: the baseline is for problem '{}', not '{}'", baseline_json,
@@ -29,8 +46,8 @@ std::vector<std::string> compare_with_baseline(const BenchReport& report, const 
     const std::string name = b["formulation"].as<std::string>() + "/" + b["integrator"].as<std::string>() +
                              (run == "tuned" ? "" : " @" + run);
     const CaseResult* now = nullptr;
-    for (const CaseResult& r : report.rows)
-      if (r.row_name() == name) now = &r;
+    for (const CaseResult& r : report.rows)  // a tuned row is matched by the same case re-run at its setting
+      if (r.row_name() == name || (run == "tuned" && r.run_kind == "baseline" && r.case_name() == name)) now = &r;
     if (!now) {
       const std::string c = b["formulation"].as<std::string>() + "/" + b["integrator"].as<std::string>();
       if (std::find(selected.begin(), selected.end(), c) != selected.end() && b["status"].as<std::string>() == "pass")

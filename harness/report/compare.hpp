@@ -3,6 +3,7 @@
 // which divides out the machine's speed, beyond a generous factor: CI machines are noisy).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,5 +23,9 @@ struct CompareOptions {
 std::vector<std::string> compare_with_baseline(const BenchReport& report, const std::string& baseline_json,
                                                const std::vector<std::string>& selected,
                                                const CompareOptions& options = {});
+
+// The tuned setting of every case in a baseline summary.json ("formulation/integrator" -> setting),
+// for re-running each case there instead of tuning it again (bench --baseline-settings).
+std::map<std::string, double> baseline_settings(const std::string& baseline_json);
 
 }  // namespace mbs

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "report/json_writer.hpp"
+#include "reference/converged.hpp"
 
 namespace mbs {
 namespace fs = std::filesystem;
@@ -35,6 +36,17 @@ std::string time_cell(double s) {
   return fmt::format("{:.3f} s", s);
 }
 
+std::string measured_names(const Problem& p) {
+  std::vector<std::string> names;
+  for (const auto& [name, combo] : p.measured_points) names.push_back(name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+std::string rule_sampling(const Problem& p) {
+  return p.rule.metric.find("reference_error") != std::string::npos ? "at the output times, against the reference"
+                                                                   : "checked at every step";
+}
+
 struct Column {
   std::string head;
   bool left;
@@ -45,18 +57,23 @@ struct Column {
 std::string format_table(const BenchReport& report) {
   const Problem& p = *report.problem;
   if (p.analysis) return format_linearization_table(report);
-  const std::vector<Column> cols{{"case", true},          {"setting", true},          {"steps", false},
+  const std::vector<Column> base_cols{{"case", true},          {"setting", true},          {"steps", false},
                                  {"max drift J", false},  {"max |Phi| m", false},     {"max |Phi_q v| m/s", false},
-                                 {"pos err m", false},    {"cpu median", false},      {"cpu min", false},
+                                 {"ref err max m", false}, {"ref err end m", false},  {"cpu median", false},      {"cpu min", false},
                                  {"norm", false},         {"status", true},           {"vs fastest", false}};
+  std::vector<Column> cols = base_cols;
+  for (const std::string& m : p.reported_metrics) cols.insert(cols.end() - 5, Column{m, false});
   std::vector<std::vector<std::string>> cells;
   for (const CaseResult& r : report.rows) {
     const bool ran = r.score.completed;
     cells.push_back({r.row_name(), setting_cell(r), ran ? std::to_string(r.score.stats.steps) : "-",
                      ran ? num(r.score.max_energy_drift) : "-", ran ? num(r.score.max_position_violation) : "-",
-                     ran ? num(r.score.max_velocity_violation) : "-", ran ? num(r.score.final_position_error) : "-",
+                     ran ? num(r.score.max_velocity_violation) : "-", ran ? num(r.score.max_reference_error) : "-",
+                     ran ? num(r.score.final_reference_error) : "-",
                      r.timing ? time_cell(r.timing->median_s) : "-", r.timing ? time_cell(r.timing->min_s) : "-",
                      num(r.normalized_time, "{:.2f}"), r.status, num(r.relative_to_fastest, "{:.2f}x")});
+    for (size_t i = 0; i < p.reported_metrics.size(); ++i)
+      cells.back().insert(cells.back().end() - 5, ran ? num(r.score.metric(p.reported_metrics[i])) : "-");
   }
   std::vector<size_t> width(cols.size());
   for (size_t c = 0; c < cols.size(); ++c) {
@@ -64,8 +81,11 @@ std::string format_table(const BenchReport& report) {
     for (const auto& row : cells) width[c] = std::max(width[c], row[c].size());
   }
   std::string out = fmt::format("{} — {}\n", p.name, p.title);
-  out += fmt::format("rule: {} < {:g} (checked at every step); objective: {}; t_end = {:g} s\n", p.rule.metric,
-                     p.rule.below, p.objective, p.run.end_time);
+  out += fmt::format("rule: {} < {:g} ({}); objective: {}; t_end = {:g} s\n", p.rule.metric, p.rule.below,
+                     rule_sampling(p), p.objective, p.run.end_time);
+  if (!report.reference_note.empty())
+    out += fmt::format("reference: {} (ref err: largest distance of {} from it, at the output times every {:g} s)\n",
+                       report.reference_note, measured_names(p), p.run.output_interval);
   out += fmt::format("calibration kernel (RK4, 276 steps): {} median; norm = cpu median / kernel median\n\n",
                      time_cell(report.kernel.median_s));
   auto line = [&](const std::vector<std::string>& row) {
@@ -92,6 +112,7 @@ std::string format_table(const BenchReport& report) {
   }
   out += format_checks(report);
   out += format_impacts(report);
+  out += format_final_angles(report);
   return out;
 }
 
@@ -206,6 +227,12 @@ std::string to_json(const BenchReport& report) {
   j.field("problem_file", report.problem_file.empty() ? p.file : report.problem_file);
   j.key("rule").begin_object().field("metric", p.rule.metric).field("below", p.rule.below).end_object();
   j.field("objective", p.objective).field("end_time_s", p.run.end_time);
+  if (const auto& ref = p.reference_trajectory) {
+    j.key("reference").begin_object().field("kind", ref->kind).field("uncertainty_m", ref->uncertainty);
+    j.field("provenance", ref->provenance).field("measured_points", measured_names(p)).field("output_interval_s", ref->dt);
+    if (ref->kind == "converged") j.field("file", "reference/trajectory.csv").field("problem_hash", p.source_hash);
+    j.end_object();
+  }
   j.field("created", report.created).field("build", report.build);
   j.key("calibration").begin_object()
       .field("kernel", "fixed-size RK4 on theta'' = -(g/L) sin(theta), 276 steps over 10 s")
@@ -226,6 +253,10 @@ std::string to_json(const BenchReport& report) {
     j.field("max_position_violation", ran ? r.score.max_position_violation : nan);
     j.field("max_velocity_violation", ran ? r.score.max_velocity_violation : nan);
     j.field("final_position_error", ran ? r.score.final_position_error : nan);
+    j.field("max_reference_error", ran ? r.score.max_reference_error : nan);
+    j.field("final_reference_error", ran ? r.score.final_reference_error : nan);
+    j.field("max_energy_rise", ran ? r.score.max_energy_rise : nan);
+    if (p.momentum_axis) j.field("max_angular_momentum_drift", ran ? r.score.max_angular_momentum_drift : nan);
     j.field("steps", ran ? r.score.stats.steps : 0L);
     j.field("rhs_evals", r.score.stats.rhs_evals).field("jacobian_evals", r.score.stats.jacobian_evals);
     j.field("newton_iterations", r.score.stats.newton_iterations).field("failures", r.score.stats.failures);
@@ -263,6 +294,17 @@ std::string to_json(const BenchReport& report) {
             .field("vn_after_m_s", im.vn_after).field("energy_after_J", im.energy_after).end_object();
       j.end_array();
     }
+    if (!p.run.final_angles.empty()) {
+      j.key("final_angles").begin_array();
+      for (size_t i = 0; i < p.run.final_angles.size(); ++i) {
+        const FinalAngle& a = p.run.final_angles[i];
+        const double value = ran && i < r.score.final_angles.size() ? r.score.final_angles[i] : nan;
+        j.begin_object().field("name", a.name).field("value_rad", value).field("published_rad", a.published);
+        j.field("difference_rad", value - a.published).end_object();
+      }
+      j.end_array();
+      j.field("solution_file", ran ? "solution/" + history_file_name(r) : std::string());
+    }
     j.field("history_file", r.history.empty() ? std::string() : "histories/" + history_file_name(r));
     j.field("message", r.message);
     j.end_object();
@@ -275,7 +317,8 @@ std::string to_json(const BenchReport& report) {
 std::string to_csv(const BenchReport& report) {
   std::string out =
       "formulation,integrator,setting_kind,setting,status,steps,max_energy_drift,max_position_violation,"
-      "max_velocity_violation,final_position_error,cpu_time_median_s,cpu_time_min_s,normalized_time,"
+      "max_velocity_violation,final_position_error,max_reference_error,final_reference_error,cpu_time_median_s,"
+      "cpu_time_min_s,normalized_time,"
       "relative_to_fastest,message\n";
   auto f = [](double x) { return std::isfinite(x) ? fmt::format("{:.9g}", x) : std::string(); };
   for (const CaseResult& r : report.rows) {
@@ -284,10 +327,11 @@ std::string to_csv(const BenchReport& report) {
       if (c == '"') c = '\'';
     const bool ran = r.score.completed;
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\"\n", r.formulation, r.integrator,
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\"\n", r.formulation, r.integrator,
                        r.setting_kind, r.setting ? f(*r.setting) : "", r.status, ran ? r.score.stats.steps : 0,
                        f(ran ? r.score.max_energy_drift : nan), f(ran ? r.score.max_position_violation : nan),
                        f(ran ? r.score.max_velocity_violation : nan), f(ran ? r.score.final_position_error : nan),
+                       f(ran ? r.score.max_reference_error : nan), f(ran ? r.score.final_reference_error : nan),
                        f(r.timing ? r.timing->median_s : nan), f(r.timing ? r.timing->min_s : nan),
                        f(r.normalized_time), f(r.relative_to_fastest), msg);
   }
@@ -300,20 +344,33 @@ std::string to_markdown(const BenchReport& report) {
     return fmt::format("# {} — {}\n\nCreated {} ({}).\n\n```\n{}```\n", p.name, p.title, report.created, report.build,
                        format_linearization_table(report));
   std::string out = fmt::format("# {} — {}\n\n", p.name, p.title);
-  out += fmt::format("Rule: `{} < {:g}` at every step; objective: {}; end time {:g} s. Created {} ({}).\n\n",
-                     p.rule.metric, p.rule.below, p.objective, p.run.end_time, report.created, report.build);
+  out += fmt::format("Rule: `{} < {:g}` ({}); objective: {}; end time {:g} s. Created {} ({}).\n\n",
+                     p.rule.metric, p.rule.below, rule_sampling(p), p.objective, p.run.end_time, report.created, report.build);
+  if (!report.reference_note.empty())
+    out += fmt::format("Reference: {}. Reference error: the largest distance of {} from it at the output times (every {:g} s).\n\n",
+                       report.reference_note, measured_names(p), p.run.output_interval);
   out += fmt::format("Calibration kernel (fixed-size RK4, 276 steps): {:.3g} us median.\n\n", report.kernel.median_s * 1e6);
-  out += "| case | setting | steps | max drift (J) | max \\|Phi\\| (m) | max \\|Phi_q v\\| (m/s) | pos. error (m) | "
-         "CPU median | CPU min | normalized | status | vs fastest |\n";
-  out += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n";
+  out += "| case | setting | steps | max drift (J) | max \\|Phi\\| (m) | max \\|Phi_q v\\| (m/s) | ref. error max (m) | "
+         "ref. error end (m) | CPU median | CPU min | normalized | status | vs fastest |\n";
+  out += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n";
   for (const CaseResult& r : report.rows) {
     const bool ran = r.score.completed;
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.row_name(), setting_cell(r),
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.row_name(), setting_cell(r),
                        ran ? std::to_string(r.score.stats.steps) : "-", ran ? num(r.score.max_energy_drift) : "-",
                        ran ? num(r.score.max_position_violation) : "-", ran ? num(r.score.max_velocity_violation) : "-",
-                       ran ? num(r.score.final_position_error) : "-", r.timing ? time_cell(r.timing->median_s) : "-",
+                       ran ? num(r.score.max_reference_error) : "-", ran ? num(r.score.final_reference_error) : "-", r.timing ? time_cell(r.timing->median_s) : "-",
                        r.timing ? time_cell(r.timing->min_s) : "-", num(r.normalized_time, "{:.2f}"), r.status,
                        num(r.relative_to_fastest, "{:.2f}x"));
+  }
+  if (!p.reported_metrics.empty()) {
+    out += fmt::format("\n| case | {} |\n|---|", fmt::join(p.reported_metrics, " | "));
+    for (size_t i = 0; i < p.reported_metrics.size(); ++i) out += "---:|";
+    out += "\n";
+    for (const CaseResult& r : report.rows) {
+      out += "| " + r.row_name() + " |";
+      for (const std::string& m : p.reported_metrics) out += " " + (r.score.completed ? num(r.score.metric(m)) : "-") + " |";
+      out += "\n";
+    }
   }
   bool any = false;
   for (const CaseResult& r : report.rows) {
@@ -324,6 +381,40 @@ std::string to_markdown(const BenchReport& report) {
   }
   if (!p.checks.empty()) out += "\n```\n" + format_checks(report) + "```\n";
   if (p.model.has_role(ElementRole::kContact)) out += "\n```\n" + format_impacts(report) + "```\n";
+  if (!p.run.final_angles.empty()) out += "\n```\n" + format_final_angles(report) + "```\n";
+  return out;
+}
+
+std::string final_angles_text(const BenchReport& report, const CaseResult& row) {
+  const Problem& p = *report.problem;
+  std::string out = fmt::format("# {} {} {}: the state at t = {:.17g} s in the source's angles (rad)\n"
+                                "# name, value, published, value - published\n",
+                                p.name, row.row_name(), row.setting ? fmt::format("{} {:.6g}", row.setting_kind, *row.setting) : "",
+                                row.score.final_time);
+  for (size_t i = 0; i < p.run.final_angles.size() && i < row.score.final_angles.size(); ++i) {
+    const FinalAngle& a = p.run.final_angles[i];
+    const double v = row.score.final_angles[i];
+    out += fmt::format("{:<8} {: .16e} {: .16e} {: .3e}\n", a.name, v, a.published, v - a.published);
+  }
+  return out;
+}
+
+std::string format_final_angles(const BenchReport& report) {
+  const Problem& p = *report.problem;
+  if (p.run.final_angles.empty()) return "";
+  std::string out = fmt::format("\nfinal angles at t_end (rad; published:");
+  for (const FinalAngle& a : p.run.final_angles) out += fmt::format(" {} {:.10g}", a.name, a.published);
+  out += "): largest |value - published| per row\n";
+  for (const CaseResult& r : report.rows) {
+    if (!r.score.completed) continue;
+    double worst = 0.0;
+    std::string at;
+    for (size_t i = 0; i < p.run.final_angles.size() && i < r.score.final_angles.size(); ++i) {
+      const double d = std::abs(r.score.final_angles[i] - p.run.final_angles[i].published);
+      if (!(d <= worst)) worst = d, at = p.run.final_angles[i].name;
+    }
+    out += fmt::format("  {:<36} {:.3e} ({})\n", r.row_name(), worst, at);
+  }
   return out;
 }
 
@@ -378,8 +469,17 @@ void write_results(const BenchReport& report, const std::string& results_root) {
     write_file(staging / "summary.json", to_json(report));
     write_file(staging / "summary.csv", to_csv(report));
     write_file(staging / "summary.md", to_markdown(report));
+    if (report.problem->reference_trajectory && report.problem->reference_trajectory->kind == "converged") {
+      fs::create_directories(staging / "reference");
+      write_file(staging / "reference" / "trajectory.csv", converged_reference_csv(*report.problem, *report.problem->reference_trajectory));
+    }
     for (const CaseResult& r : report.rows)
       if (!r.history.empty()) write_file(staging / "histories" / history_file_name(r), history_text(report, r));
+    for (const CaseResult& r : report.rows) {
+      if (report.problem->run.final_angles.empty() || !r.score.completed) continue;
+      fs::create_directories(staging / "solution");
+      write_file(staging / "solution" / history_file_name(r), final_angles_text(report, r));
+    }
     for (const CaseResult& r : report.rows) {
       if (!r.linearization) continue;
       fs::create_directories(staging / "solution");

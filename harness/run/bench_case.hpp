@@ -28,7 +28,8 @@ struct CaseResult {
   std::string status;        // "pass", "fail", "error" or "unsupported"
   std::optional<double> setting;
   bool tuned = false;        // setting found by the tuner (else given on the command line)
-  std::string run_kind = "tuned";  // "tuned", "given" (--step / --tol) or "published" (the source's step)
+  // "tuned", "given" (--step / --tol), "baseline" (--baseline-settings) or "published" (the source's step)
+  std::string run_kind = "tuned";
   Score score;
   std::optional<Timing> timing;
   double normalized_time = std::numeric_limits<double>::quiet_NaN();    // cpu median / kernel median

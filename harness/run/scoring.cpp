@@ -13,6 +13,10 @@ double Score::metric(const std::string& name) const {
   if (name == "max_position_violation") return max_position_violation;
   if (name == "max_velocity_violation") return max_velocity_violation;
   if (name == "final_position_error") return final_position_error;
+  if (name == "max_energy_rise") return max_energy_rise;
+  if (name == "max_angular_momentum_drift") return max_angular_momentum_drift;
+  if (name == "max_reference_error") return max_reference_error;
+  if (name == "final_reference_error") return final_reference_error;
   if (name == "max_penetration") return max_penetration;
   if (name == "max_energy_drift_between_impacts") return max_energy_drift_between_impacts;
   if (name == "eigenvalue_error") return eigenvalue_error;
@@ -43,8 +47,17 @@ ScoringObserver::ScoringObserver(const Problem& problem, bool record_history)
   if (problem.reference && problem.reference->kind == "simple_pendulum_exact") exact_ = SimplePendulumExact::from_problem(problem);
   if (problem.reference && problem.reference->kind == "hinged_body_energy") hinged_ = HingedBodyExact::from_problem(problem);
   contacts_ = plane_contacts(problem.model);
+  if (const auto& ref = problem.reference_trajectory) {
+    std::vector<Combo> points;
+    for (const auto& [name, combo] : problem.measured_points) points.push_back(combo);
+    sampler_.emplace(std::move(points), problem.model.dim, ref->dt, ref->t_end);
+  }
   for (const Element* f : nat_.force_elements())
     if (f->potential_period() > 0.0) periodic_.push_back({f, f->potential_period(), 0.0, 0.0});
+  if (!problem.run.final_angles.empty()) {
+    turn_.assign(problem.model.bodies.size(), 0.0);
+    last_angle_.assign(problem.model.bodies.size(), 0.0);
+  }
   if (record_) history_.reserve(static_cast<size_t>(problem.run.end_time / problem.run.output_interval) + 16);
 }
 
@@ -61,6 +74,11 @@ void ScoringObserver::reset() {
   history_extra_.clear();
   swing_.clear();
   next_output_ = 0.0;
+  if (sampler_) sampler_->reset();
+  max_ref_err_ = 0.0;
+  max_rise_ = max_dh_ = 0.0;
+  std::fill(turn_.begin(), turn_.end(), 0.0);
+  final_ref_err_ = std::numeric_limits<double>::quiet_NaN();
 }
 
 double ScoringObserver::energy(const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
@@ -92,6 +110,14 @@ void ScoringObserver::on_step(double t, const Eigen::VectorXd& q, const Eigen::V
   upd(max_phi_, phi);
   upd(max_phi_v_, phi_v);
   if (first_) e_ref_ = e;
+  if (first_) e_min_ = e;
+  e_min_ = std::min(e_min_, e);
+  upd(max_rise_, e - e_min_);
+  if (const auto& am = problem_.momentum_axis) {
+    const double h = am->axis.dot(nat_.angular_momentum(q, v, am->point));
+    if (first_) h0_ = h;
+    upd(max_dh_, std::abs(h - h0_));
+  }
   bool impact = false;
   for (size_t i = 0; i < contacts_.size(); ++i) {
     const double g = contacts_[i]->gap(problem_.model, q), vn = contacts_[i]->normal_velocity(problem_.model, v);
@@ -110,8 +136,27 @@ void ScoringObserver::on_step(double t, const Eigen::VectorXd& q, const Eigen::V
   }
   if (impact) e_ref_ = e;  // the impact's loss is physics, not drift
   upd(max_drift_impacts_, std::abs(e - e_ref_));
+  for (size_t b = 0; b < turn_.size(); ++b) {  // the first axis' angle, continued across +-pi
+    const int o = problem_.model.body_offset(static_cast<int>(b)) + 2;
+    const double phi = std::atan2(q[o + 1], q[o]);
+    if (!first_) turn_[b] += std::remainder(phi - last_angle_[b], 2 * M_PI);
+    last_angle_[b] = phi;
+  }
   t_last_ = t;
   q_last_ = q;
+  if (sampler_) {
+    const ReferenceTrajectory& ref = *problem_.reference_trajectory;
+    const int d = ref.dim, last = sampler_->samples() - 1;
+    sampler_->on_step(t, q, v, [&](int k, const Eigen::VectorXd& x) {
+      double e = 0.0;
+      for (Eigen::Index p = 0; p < x.size() / d; ++p) {
+        const double ep = (x.segment(d * p, d) - ref.x.row(k).segment(d * p, d).transpose()).norm();
+        e = (std::isnan(ep) || ep > e) ? ep : e;
+      }
+      upd(max_ref_err_, e);
+      if (k == last) final_ref_err_ = e;
+    });
+  }
   if (!problem_.checks.empty() && exact_) {  // scoring runs only: this may allocate, the timed runs observe nothing
     const int d = problem_.model.dim, p = problem_.reference->point;
     swing_.push_back({t, exact_->swing_offset(q.segment(d * p, d)), exact_->swing_rate(v.segment(d * p, d)), e, 0.0});
@@ -144,6 +189,15 @@ void ScoringObserver::finish(Score& score) const {
   score.max_penetration = max_pen_;
   score.max_energy_drift_between_impacts = max_drift_impacts_;
   score.impacts = impacts_;
+  score.max_energy_rise = max_rise_;
+  for (const FinalAngle& a : problem_.run.final_angles)
+    score.final_angles.push_back(a.initial + turn_[a.body] - (a.relative_to >= 0 ? turn_[a.relative_to] : 0.0));
+  if (problem_.momentum_axis) score.max_angular_momentum_drift = max_dh_;
+  if (sampler_) {  // a run that stopped early has no reference error: it did not reach every output time
+    const bool all = sampler_->next() == sampler_->samples();
+    score.max_reference_error = all ? max_ref_err_ : std::numeric_limits<double>::quiet_NaN();
+    score.final_reference_error = all ? final_ref_err_ : std::numeric_limits<double>::quiet_NaN();
+  }
   score.micro_impacts = micro_;
   if (exact_ && !first_) {
     const int d = problem_.model.dim, p = problem_.reference->point;

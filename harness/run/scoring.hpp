@@ -11,6 +11,7 @@
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
 #include "elements/plane_contact.hpp"
+#include "run/point_sampler.hpp"
 #include "problem/problem.hpp"
 #include "reference/hinged_body.hpp"
 #include "reference/simple_pendulum.hpp"
@@ -52,6 +53,16 @@ struct Score {
   double max_position_violation = std::numeric_limits<double>::quiet_NaN();  // m, max_t |Phi|
   double max_velocity_violation = std::numeric_limits<double>::quiet_NaN();  // m/s, max_t |Phi_q v|
   double final_position_error = std::numeric_limits<double>::quiet_NaN();    // m, vs reference at t_end
+  // m: the largest distance of a measured point from the reference trajectory over the output
+  // times (both read at the same times), and at t_end; NaN without one, or when not reached.
+  double max_reference_error = std::numeric_limits<double>::quiet_NaN();
+  double final_reference_error = std::numeric_limits<double>::quiet_NaN();
+  // J: the largest rise of the scored energy above its lowest value so far: 0 for a run whose energy
+  // never increases (dampers, and a method that does not add energy).
+  double max_energy_rise = std::numeric_limits<double>::quiet_NaN();
+  // kg m^2/s: max |H_a(t) - H_a(0)| about score.angular_momentum_about (NaN without one).
+  double max_angular_momentum_drift = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> final_angles;  // rad, one per RunSpec::final_angles, at the last step
   double final_time = 0.0;                                                   // s, last reported time
   std::vector<CheckValue> checks;  // one per Problem::checks, in order (NaN when not reached)
   double max_penetration = 0.0;    // m, max over steps and contacts of -gap (0 without contacts)
@@ -94,6 +105,12 @@ class ScoringObserver final : public StepObserver {
     double period, last, offset;
   };
   std::vector<Periodic> periodic_;
+  // The measured points read at the reference's output times, and the errors so far.
+  std::optional<PointSampler> sampler_;
+  double max_ref_err_ = 0.0, final_ref_err_ = 0.0;
+  double e_min_ = 0.0, max_rise_ = 0.0, h0_ = 0.0, max_dh_ = 0.0;
+  // Planar rigid bodies' rotation since t = 0, unwrapped step by step (run.final_angles).
+  std::vector<double> turn_, last_angle_;
   // Total energy with periodic potentials unwrapped along the run.
   double energy(const Eigen::VectorXd& q, const Eigen::VectorXd& v);
   bool record_;

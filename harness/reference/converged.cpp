@@ -1,0 +1,206 @@
+#include "reference/converged.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+
+#include "core/formulation.hpp"
+#include "problem/yaml_reader.hpp"
+#include "run/point_sampler.hpp"
+
+namespace mbs {
+namespace {
+
+std::vector<Combo> point_combos(const Problem& problem) {
+  std::vector<Combo> points;
+  for (const auto& [name, combo] : problem.measured_points) points.push_back(combo);
+  return points;
+}
+
+// Records the measured points at the output times.
+class Recorder final : public StepObserver {
+ public:
+  Recorder(const Problem& problem, Eigen::MatrixXd& x)
+      : sampler_(point_combos(problem), problem.model.dim, problem.run.output_interval, problem.run.end_time), x_(x) {
+    x_.setConstant(sampler_.samples(), sampler_.width(), std::numeric_limits<double>::quiet_NaN());
+  }
+  void on_step(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) override {
+    sampler_.on_step(t, q, v, [this](int k, const Eigen::VectorXd& p) { x_.row(k) = p.transpose(); });
+    t_last_ = t;
+  }
+  bool complete() const { return sampler_.next() == sampler_.samples(); }
+  double last_time() const { return t_last_; }
+
+ private:
+  PointSampler sampler_;
+  Eigen::MatrixXd& x_;
+  double t_last_ = 0.0;
+};
+
+std::string setting_text(const ConvergedCase& c) {
+  return c.fixed_step ? fmt::format("step {:g} s", c.setting) : fmt::format("tol {:g}", c.setting);
+}
+
+bool is_reference_metric(const std::string& metric) {
+  return metric == "max_reference_error" || metric == "final_reference_error";
+}
+
+}  // namespace
+
+std::vector<std::string> reference_columns(const Problem& problem) {
+  static const char* axes[] = {"x", "y", "z"};
+  std::vector<std::string> cols;
+  for (const auto& [name, combo] : problem.measured_points)
+    for (int a = 0; a < problem.model.dim; ++a) cols.push_back(fmt::format("{}.{}", name, axes[a]));
+  return cols;
+}
+
+std::shared_ptr<const ReferenceTrajectory> compute_converged_reference(const Problem& problem,
+                                                                       void (*progress)(const std::string&)) {
+  const Reader rd(problem.file);
+  const ReferenceSpec& spec = *problem.reference;
+  std::vector<Eigen::MatrixXd> runs(spec.cases.size());
+  std::vector<std::string> done;
+  for (size_t i = 0; i < spec.cases.size(); ++i) {
+    const ConvergedCase& c = spec.cases[i];
+    const Formulation* f = Registry::instance().find(c.formulation);
+    if (!f) {
+      std::vector<std::string> known;
+      for (const Formulation* g : Registry::instance().all()) known.push_back(g->name());
+      rd.fail_at(c.mark, fmt::format("reference case {}: unknown formulation '{}' (known: {})", c.name(), c.formulation,
+                                     fmt::join(known, ", ")));
+    }
+    const IntegratorInfo* info = nullptr;
+    std::vector<std::string> known;
+    for (const IntegratorInfo& in : f->integrators()) {
+      known.push_back(in.name);
+      if (in.name == c.integrator) info = &in;
+    }
+    if (!info)
+      rd.fail_at(c.mark, fmt::format("reference case {}: {} has no integrator '{}' (known: {})", c.name(), c.formulation,
+                                     c.integrator, fmt::join(known, ", ")));
+    if ((info->kind == SettingKind::kFixedStep) != c.fixed_step)
+      rd.fail_at(c.mark, fmt::format("reference case {} is {}: give its setting as {}", c.name(),
+                                     c.fixed_step ? "adaptive" : "fixed-step", c.fixed_step ? "tol" : "step (s)"));
+    if (const std::string why = f->unsupported_reason(problem.model); !why.empty())
+      rd.fail_at(c.mark, fmt::format("reference case {} cannot run this problem: {}", c.name(), why));
+    if (progress) progress(fmt::format("reference case {} at {} ...", c.name(), setting_text(c)));
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      const double setting = c.fixed_step ? fixed_step(problem.run.end_time, c.setting) : c.setting;
+      const std::unique_ptr<Simulator> sim = f->create(problem.model, c.integrator, setting);
+      Recorder recorder(problem, runs[i]);
+      const RunStats stats = sim->run(problem.run.end_time, &recorder);
+      if (!recorder.complete())
+        rd.fail_at(c.mark, fmt::format("reference case {} stopped at t = {:g} s, before the end time", c.name(), recorder.last_time()));
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      done.push_back(fmt::format("{} at {} ({} steps, {:.1f} s)", c.name(), setting_text(c), stats.steps, wall));
+    } catch (const SolverError& e) {
+      rd.fail_at(c.mark, fmt::format("reference case {} at {} failed: {}", c.name(), setting_text(c), e.what()));
+    }
+    if (!runs[i].allFinite()) rd.fail_at(c.mark, fmt::format("reference case {} gave non-finite positions", c.name()));
+  }
+
+  // Uncertainty: the largest distance of any case's points from the first case's, over output times.
+  const int d = problem.model.dim, n_points = static_cast<int>(problem.measured_points.size());
+  double worst = 0.0, t_worst = 0.0;
+  size_t worst_case = 1;
+  const double dt = problem.run.output_interval, t_end = problem.run.end_time;
+  for (size_t i = 1; i < runs.size(); ++i)
+    for (Eigen::Index k = 0; k < runs[0].rows(); ++k)
+      for (int p = 0; p < n_points; ++p) {
+        const double e = (runs[i].row(k).segment(d * p, d) - runs[0].row(k).segment(d * p, d)).norm();
+        if (e > worst) worst = e, t_worst = std::min(static_cast<double>(k) * dt, t_end), worst_case = i;
+      }
+  if (is_reference_metric(problem.rule.metric) && !(worst * kReferenceMargin <= problem.rule.below))
+    rd.fail_at(spec.mark, fmt::format("converged reference: {} and {} disagree by {:.3g} m (at t = {:g} s), not {:g}x below the "
+                                      "rule's {:g} m; tighten the reference cases' settings",
+                                      spec.cases[0].name(), spec.cases[worst_case].name(), worst, t_worst, kReferenceMargin,
+                                      problem.rule.below));
+
+  auto ref = std::make_shared<ReferenceTrajectory>();
+  ref->kind = "converged";
+  ref->dim = d;
+  ref->dt = dt;
+  ref->t_end = t_end;
+  ref->x = std::move(runs[0]);
+  ref->uncertainty = worst;
+  ref->provenance = fmt::format("{}; the first is the reference", fmt::join(done, "; "));
+  return ref;
+}
+
+std::string converged_reference_csv(const Problem& problem, const ReferenceTrajectory& reference) {
+  std::string out = fmt::format("# mbsbench converged reference of {}\n", problem.name);
+  out += fmt::format("# problem_hash: {}\n", problem.source_hash);
+  out += fmt::format("# provenance: {}\n", reference.provenance);
+  out += fmt::format("# uncertainty_m: {:.6e}\n", reference.uncertainty);
+  out += "# (the largest distance between the cases' measured points over the output times)\n";
+  out += fmt::format("# dim: {}\n# output_interval_s: {:.17g}\n# end_time_s: {:.17g}\n", reference.dim, reference.dt, reference.t_end);
+  out += fmt::format("# columns: t (s), then each measured point's coordinates (m, {})\n",
+                     problem.model.dim == 2 ? "in-plane along plane.e1, plane.e2" : "world x, y, z");
+  out += "t," + fmt::format("{}", fmt::join(reference_columns(problem), ",")) + "\n";
+  for (Eigen::Index k = 0; k < reference.x.rows(); ++k) {
+    out += fmt::format("{:.17g}", std::min(static_cast<double>(k) * reference.dt, reference.t_end));
+    for (Eigen::Index c = 0; c < reference.x.cols(); ++c) out += fmt::format(",{:.17g}", reference.x(k, c));
+    out += "\n";
+  }
+  return out;
+}
+
+std::shared_ptr<const ReferenceTrajectory> read_converged_reference(const Problem& problem, const std::string& path,
+                                                                    std::string* why) {
+  auto no = [&](const std::string& reason) -> std::shared_ptr<const ReferenceTrajectory> {
+    if (why) *why = reason;
+    return nullptr;
+  };
+  std::ifstream in(path);
+  if (!in) return no(fmt::format("no stored reference at {}", path));
+  auto ref = std::make_shared<ReferenceTrajectory>();
+  ref->kind = "converged";
+  std::string line, hash, head;
+  while (std::getline(in, line) && !line.empty() && line[0] == '#') {
+    auto value = [&](const char* key) -> std::optional<std::string> {
+      const std::string k = fmt::format("# {}: ", key);
+      if (line.rfind(k, 0) != 0) return std::nullopt;
+      return line.substr(k.size());
+    };
+    try {
+      if (auto v = value("problem_hash")) hash = *v;
+      if (auto v = value("provenance")) ref->provenance = *v;
+      if (auto v = value("uncertainty_m")) ref->uncertainty = std::stod(*v);
+      if (auto v = value("dim")) ref->dim = std::stoi(*v);
+      if (auto v = value("output_interval_s")) ref->dt = std::stod(*v);
+      if (auto v = value("end_time_s")) ref->t_end = std::stod(*v);
+    } catch (const std::exception&) {
+      return no(fmt::format("{}: unreadable header line '{}'", path, line));
+    }
+  }
+  if (hash != problem.source_hash)
+    return no(fmt::format("{} was computed from another version of {} (hash {}, now {})", path, problem.file, hash, problem.source_hash));
+  const std::string expected = "t," + fmt::format("{}", fmt::join(reference_columns(problem), ","));
+  if (line != expected) return no(fmt::format("{}: columns '{}', expected '{}'", path, line, expected));
+  const int samples = static_cast<int>(std::ceil(problem.run.end_time / problem.run.output_interval - 1e-9)) + 1;
+  const Eigen::Index width = static_cast<Eigen::Index>(reference_columns(problem).size());
+  if (ref->dim != problem.model.dim || ref->dt != problem.run.output_interval || ref->t_end != problem.run.end_time)
+    return no(fmt::format("{}: sizes do not match the problem", path));
+  ref->x.resize(samples, width);
+  for (int k = 0; k < samples; ++k) {
+    if (!std::getline(in, line)) return no(fmt::format("{}: {} rows, expected {}", path, k, samples));
+    std::stringstream ss(line);
+    std::string cell;
+    std::getline(ss, cell, ',');  // t
+    for (Eigen::Index c = 0; c < width; ++c) {
+      if (!std::getline(ss, cell, ',')) return no(fmt::format("{}: row {} is short", path, k + 1));
+      try {
+        ref->x(k, c) = std::stod(cell);
+      } catch (const std::exception&) {
+        return no(fmt::format("{}: row {} has '{}', not a number", path, k + 1, cell));
+      }
+    }
+  }
+  return ref;
+}
+
+}  // namespace mbs

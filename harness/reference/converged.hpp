@@ -1,0 +1,40 @@
+// reference kind "converged": for a problem without a closed-form solution, the harness computes the
+// reference itself. Two or more formulations of different families run at settings far tighter
+// than any rule; the measured points of the first case, read at the output times, are the
+// reference, and the largest distance between the cases' points is its uncertainty. The reference
+// is defended only when that uncertainty is at least 100x below the rule's threshold.
+//
+// Stored as results/<problem>/reference/trajectory.csv with the problem file's hash, reused while
+// the hash holds (bench --rebuild-reference recomputes it).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "problem/problem.hpp"
+
+namespace mbs {
+
+// The reference must be this many times more accurate than a reference-error rule's threshold.
+inline constexpr double kReferenceMargin = 100.0;
+
+// Runs the problem's reference cases and compares them. Throws ProblemError (file:line:col of the
+// case or of the reference section) when a case is unknown or unsupported, fails, or the cases
+// disagree by more than the rule's threshold / kReferenceMargin. `progress` (may be null) gets one
+// line per case.
+std::shared_ptr<const ReferenceTrajectory> compute_converged_reference(const Problem& problem,
+                                                                       void (*progress)(const std::string&) = nullptr);
+
+// The stored form: '#' header lines (problem hash, provenance, uncertainty, sizes, points), then
+// one CSV row per output time: t, then each point's coordinates.
+std::string converged_reference_csv(const Problem& problem, const ReferenceTrajectory& reference);
+
+// Reads a stored reference; null (with the reason in *why) when the file is missing, was made from
+// another version of the problem file, or does not match its sizes.
+std::shared_ptr<const ReferenceTrajectory> read_converged_reference(const Problem& problem, const std::string& path,
+                                                                    std::string* why);
+
+// The measured points' names as CSV column heads: "F.x", "F.y"...
+std::vector<std::string> reference_columns(const Problem& problem);
+
+}  // namespace mbs
