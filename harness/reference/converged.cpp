@@ -72,9 +72,11 @@ std::shared_ptr<const ReferenceTrajectory> compute_converged_reference(const Pro
       rd.fail_at(c.mark, fmt::format("reference case {}: unknown formulation '{}' (known: {})", c.name(), c.formulation,
                                      fmt::join(known, ", ")));
     }
+    // integrators() returns by value: keep the list alive while `info` points into it.
+    const std::vector<IntegratorInfo> integrators = f->integrators();
     const IntegratorInfo* info = nullptr;
     std::vector<std::string> known;
-    for (const IntegratorInfo& in : f->integrators()) {
+    for (const IntegratorInfo& in : integrators) {
       known.push_back(in.name);
       if (in.name == c.integrator) info = &in;
     }
