@@ -137,6 +137,7 @@ CaseResult run_case(const Problem& problem, const Formulation& formulation, cons
                               row.score.metric(problem.rule.metric), problem.rule.below);
 
   // 3. Timing: the whole simulation, integrator initialisation included, setup excluded.
+  if (!options.timed) return row;
   try {
     const double t_end = problem.run.end_time;
     row.timing = time_calls([&] { sim->run(t_end, nullptr); }, options.min_time_s);
