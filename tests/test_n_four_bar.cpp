@@ -105,14 +105,17 @@ TEST(NFourBarSparse, JacobianTangentAndSchurMatchDense) {
   EXPECT_EQ((Eigen::MatrixXd(G.matrix()) - Gd).cwiseAbs().maxCoeff(), 0.0);
   SparseSchur S(G);
   const Eigen::VectorXd m_inv = m.cwiseInverse();
-  ASSERT_TRUE(S.assemble_and_factorize(G, m_inv, 0.0));
+  ASSERT_TRUE(S.assemble_and_factorize(G, m_inv, 0.0, 0.0));
+  EXPECT_FALSE(S.shifted());
   const Eigen::MatrixXd Sd = Gd * m_inv.asDiagonal() * Gd.transpose();
   EXPECT_LT((to_dense(S.system(), static_cast<int>(rows.size())) - Sd).cwiseAbs().maxCoeff(), 1e-13 * Sd.norm());
   Eigen::VectorXd b = Eigen::VectorXd::LinSpaced(static_cast<int>(rows.size()), 1.0, -1.0), x(rows.size());
   S.solve(b, x);
   EXPECT_LT((Sd * x - b).cwiseAbs().maxCoeff(), 1e-10);
-  // Shifted by 1e-8 of the largest diagonal entry and refined once: exact to (delta / s_min)^2 here.
-  ASSERT_TRUE(S.assemble_and_factorize(G, m_inv, 1e-8));
+  // Shifted by 1e-8 of the largest diagonal entry and refined once (a near-singular threshold no
+  // pivot meets forces it): exact to (delta / s_min)^2 here.
+  ASSERT_TRUE(S.assemble_and_factorize(G, m_inv, 1e-8, 2.0));
+  EXPECT_TRUE(S.shifted());
   Eigen::VectorXd x2(rows.size());
   S.solve(b, x2);
   EXPECT_LT((x2 - x).cwiseAbs().maxCoeff(), 1e-10 * x.cwiseAbs().maxCoeff());

@@ -195,8 +195,10 @@ struct Bounds {
   double p3;         // m, |P3 - reference| at 0.2 s
 };
 constexpr Bounds kBounds[] = {
-    // Index-3 augmented Lagrangian: positions to the Newton tolerance, velocities projected.
-    {"alm-index3/trapezoidal", 0.02, 2, 5e-6, 1e-12, 1e-8, 5e-5},
+    // Index-3 augmented Lagrangian: positions to the Newton tolerance (1e-10 L: a step whose
+    // corrections stall raises alpha and stops once |Phi| meets it, ~1e-11 m here), velocities
+    // projected.
+    {"alm-index3/trapezoidal", 0.02, 2, 5e-6, 5e-11, 1e-8, 5e-5},
     // Index-3 BDF: Phi = 0 is a residual block (met to Newton's tolerance); Phi_q v only implied.
     {"ida-index3/bdf", 1e-8, 0, 2e-6, 1e-8, 2e-5, 3e-6},
     // Coordinate partitioning: the dependent coordinates by Newton every stage.

@@ -216,6 +216,13 @@ void SparseSystem::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x) {
   for (int i = 0; i < n_; ++i) x[i] = xp_[perm_[i]];
 }
 
+double SparseSystem::min_pivot_ratio() const {
+  double r = std::numeric_limits<double>::infinity();
+  const Eigen::VectorXd& d = ldlt_.diagonal();
+  for (int k = 0; k < n_; ++k) r = std::min(r, d[k] / std::abs(A_.valuePtr()[diag_[k]]));
+  return r;
+}
+
 double SparseSystem::max_diagonal() const {
   double m = 0.0;
   for (const int s : diag_) m = std::max(m, std::abs(A_.valuePtr()[s]));
@@ -314,11 +321,14 @@ SparseSchur::SparseSchur(const SparseJacobian& G) : sys_(schur_system(G)), r_(G.
   std::stable_sort(terms_.begin(), terms_.end(), [](const Term& x, const Term& y) { return x.slot < y.slot; });
 }
 
-bool SparseSchur::assemble_and_factorize(const SparseJacobian& G, const Eigen::VectorXd& m_inv, double shift) {
+bool SparseSchur::assemble_and_factorize(const SparseJacobian& G, const Eigen::VectorXd& m_inv, double shift,
+                                         double near_singular) {
   sys_.set_zero();
   double* val = sys_.values();
   const double* g = G.matrix().valuePtr();
   for (const Term& t : terms_) val[t.slot] += g[t.a] * g[t.b] * m_inv[t.col];
+  shifted_ = false;
+  if (sys_.factorize() && sys_.min_pivot_ratio() >= near_singular) return true;
   shifted_ = shift > 0.0;
   return sys_.factorize(shift * sys_.max_diagonal());
 }
@@ -354,7 +364,7 @@ double softest_constraint_mode(const NaturalCoordinates& nat, const Model& model
   SparseJacobian G(nat, rows);
   G.evaluate(q0);
   SparseSchur S(G);
-  S.assemble_and_factorize(G, m_inv, 0.0);
+  S.assemble_and_factorize(G, m_inv, 0.0, 0.0);  // unshifted: its inverse iteration needs S itself
   Eigen::VectorXd x = Eigen::VectorXd::Ones(n), y(n), Sy(n);
   for (int k = 0; k < n; ++k) x[k] += 0.1 * std::sin(1.7 * k);
   x.normalize();

@@ -116,6 +116,9 @@ class SparseSystem {
   // x = A^-1 b with the last factorization (caller's numbering); x may not alias b.
   void solve(const Eigen::VectorXd& b, Eigen::VectorXd& x);
   double max_diagonal() const;  // largest |A_kk|
+  // Symmetric, after an unshifted factorize(): min_k D_k / A_kk, the smallest share of a row's
+  // diagonal left once the rows before it are eliminated (~0 for a row nearly dependent on them).
+  double min_pivot_ratio() const;
 
  private:
   // SimplicialLDLT with the factorization on the caller's (already permuted, upper) matrix, without
@@ -123,6 +126,7 @@ class SparseSystem {
   class Ldlt : public Eigen::SimplicialLDLT<Matrix, Eigen::Upper, Eigen::NaturalOrdering<int>> {
    public:
     void factorize_in_place(const Matrix& a) { this->template factorize_preordered<true>(a); }
+    const VectorType& diagonal() const { return this->m_diag; }  // D (vectorD() returns a copy)
   };
 
   int n_;
@@ -174,8 +178,12 @@ class SparseTangent {
 class SparseSchur {
  public:
   explicit SparseSchur(const SparseJacobian& G);
-  // S = G diag(m_inv) G^T, factored (shifted); false when the factorization failed.
-  bool assemble_and_factorize(const SparseJacobian& G, const Eigen::VectorXd& m_inv, double shift);
+  // S = G diag(m_inv) G^T, factored: as it is while every pivot keeps at least near_singular of
+  // its row's diagonal (min_pivot_ratio()), else shifted by shift x its largest diagonal entry with
+  // every solve refined once against S. false when the factorization failed.
+  bool assemble_and_factorize(const SparseJacobian& G, const Eigen::VectorXd& m_inv, double shift,
+                              double near_singular);
+  bool shifted() const { return shifted_; }
   void solve(const Eigen::VectorXd& b, Eigen::VectorXd& x);
   SparseSystem& system() { return sys_; }
 

@@ -28,7 +28,10 @@
 // step that landed 8e-6 rad from the singular position (t = 18.41 s, sqrt(s) = 2e-7) computed
 // |q''| = 474 m/s^2 where the motion has ~25, and the energy jumped 2.98 J. So every factorization
 // is of S + delta I, delta = kSingularShift x the largest diagonal entry of S, and every solve is
-// refined once against S itself (iterated Tikhonov): the filter 1 - (delta / (s + delta))^2 leaves
+// refined once against S itself (iterated Tikhonov), wherever S is near-singular: a Cholesky pivot
+// below kNearSingularPivot of its row's diagonal (elsewhere S is factored as it is, so that regular
+// mechanisms keep their exact multipliers: the shift cost andrews, bricard and flyball_governor
+// their round-off energy and momentum balances). The filter 1 - (delta / (s + delta))^2 leaves
 // modes with s >> delta exact to (delta / s)^2 relative (1e-10 for the N-four-bar's softest mode
 // away from singular positions; ~1e-14 on the small problems) and caps the accelerations of the
 // vanishing modes at ~e / sqrt(delta). The position projection becomes a Levenberg-Marquardt step.
@@ -64,8 +67,10 @@ namespace mbs::projection {
 inline constexpr double kPhiTol = 1e-14;   // x scale (m): |Phi|_inf at round-off
 inline constexpr double kStepTol = 1e-8;   // x scale (m): a correction this small leaves ~1e-16 scale
 inline constexpr int kMaxProjectionIterations = 10;
-// Regularization of G M^-1 G^T (file comment): the shift, relative to its largest diagonal entry.
+// Regularization of G M^-1 G^T (file comment): the shift, relative to its largest diagonal entry,
+// taken only where a Cholesky pivot keeps less than kNearSingularPivot of its row's diagonal.
 inline constexpr double kSingularShift = 1e-8;
+inline constexpr double kNearSingularPivot = 1e-8;
 
 template <int NQ, int NR>
 class ProjectionOde {
@@ -237,7 +242,7 @@ class ProjectionOde {
   void factor() {
     if constexpr (kDynamic) {
       if (sparse_) {
-        if (!S_sp_->assemble_and_factorize(*G_sp_, Minv_, kSingularShift))
+        if (!S_sp_->assemble_and_factorize(*G_sp_, Minv_, kSingularShift, kNearSingularPivot))
           throw SolverError("projection: the sparse LDLT of G M^-1 G^T + delta I failed");
         return;
       }
@@ -247,8 +252,13 @@ class ProjectionOde {
       s_inv_ = 1.0 / GMi_.row(0).dot(G_.row(0));
     } else {
       S_.noalias() = GMi_ * G_.transpose();
+      // Cholesky pivots L_kk^2 against the diagonal: a row nearly dependent on those before it.
+      llt_.compute(S_);
+      shifted_ = llt_.info() != Eigen::Success ||
+                 (llt_.matrixLLT().diagonal().array().square() < kNearSingularPivot * S_.diagonal().array()).any();
+      if (!shifted_ || n_r_ == 0) return;
       S_reg_ = S_;
-      if (n_r_ > 0) S_reg_.diagonal().array() += kSingularShift * S_.diagonal().cwiseAbs().maxCoeff();
+      S_reg_.diagonal().array() += kSingularShift * S_.diagonal().cwiseAbs().maxCoeff();
       llt_.compute(S_reg_);
     }
   }
@@ -264,6 +274,7 @@ class ProjectionOde {
       x[0] = s_inv_ * b[0];
     } else {
       x = llt_.solve(b);
+      if (!shifted_) return;
       rr_ = b;
       rr_.noalias() -= S_ * x;
       dl_ = llt_.solve(rr_);
@@ -320,7 +331,8 @@ class ProjectionOde {
   Eigen::MatrixXd G_all_;
   VecR r_, gamma_, c_, lambda_, rr_, dl_;
   Jac G_, GMi_;
-  MatR S_, S_reg_;           // G M^-1 G^T, and S + delta I (factored)
+  MatR S_, S_reg_;           // G M^-1 G^T, and S + delta I (factored when shifted_)
+  bool shifted_ = false;     // the last factor() met a near-singular S and factored S + delta I
   Eigen::LLT<MatR> llt_;
   std::unique_ptr<SparseJacobian> G_sp_;
   std::unique_ptr<SparseSchur> S_sp_;
