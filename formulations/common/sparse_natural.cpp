@@ -328,7 +328,9 @@ bool SparseSchur::assemble_and_factorize(const SparseJacobian& G, const Eigen::V
   const double* g = G.matrix().valuePtr();
   for (const Term& t : terms_) val[t.slot] += g[t.a] * g[t.b] * m_inv[t.col];
   shifted_ = false;
-  if (sys_.factorize() && sys_.min_pivot_ratio() >= near_singular) return true;
+  const bool ok = sys_.factorize();
+  pivot_ratio_ = ok ? sys_.min_pivot_ratio() : 0.0;
+  if (ok && pivot_ratio_ >= near_singular) return true;
   shifted_ = shift > 0.0;
   return sys_.factorize(shift * sys_.max_diagonal());
 }

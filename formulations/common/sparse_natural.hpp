@@ -184,6 +184,7 @@ class SparseSchur {
   bool assemble_and_factorize(const SparseJacobian& G, const Eigen::VectorXd& m_inv, double shift,
                               double near_singular);
   bool shifted() const { return shifted_; }
+  double pivot_ratio() const { return pivot_ratio_; }  // of the last unshifted factorization (0: failed)
   void solve(const Eigen::VectorXd& b, Eigen::VectorXd& x);
   SparseSystem& system() { return sys_; }
 
@@ -194,6 +195,7 @@ class SparseSchur {
   SparseSystem sys_;
   std::vector<Term> terms_;
   bool shifted_ = false;
+  double pivot_ratio_ = 0.0;
   Eigen::VectorXd r_, dx_;
 };
 

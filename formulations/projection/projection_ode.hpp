@@ -28,10 +28,14 @@
 // step that landed 8e-6 rad from the singular position (t = 18.41 s, sqrt(s) = 2e-7) computed
 // |q''| = 474 m/s^2 where the motion has ~25, and the energy jumped 2.98 J. So every factorization
 // is of S + delta I, delta = kSingularShift x the largest diagonal entry of S, and every solve is
-// refined once against S itself (iterated Tikhonov), wherever S is near-singular: a Cholesky pivot
-// below kNearSingularPivot of its row's diagonal (elsewhere S is factored as it is, so that regular
-// mechanisms keep their exact multipliers: the shift cost andrews, bricard and flyball_governor
-// their round-off energy and momentum balances). The filter 1 - (delta / (s + delta))^2 leaves
+// refined once against S itself (iterated Tikhonov), wherever S is near-singular. Near-singular is
+// relative to the start: the smallest Cholesky pivot's share of its row's diagonal (the sine
+// squared of the angle between a row and those before it, in the M^-1 metric) has fallen below
+// kSingularDrop times its value at q0. Elsewhere S is factored as it is, so that regular mechanisms
+// keep exact multipliers: an always-on shift cost andrews its 8th-order energy balance and
+// flyball_governor its angular momentum (1.7e-4 N m s), whose S has a pivot share near 1e-7 all
+// along (a body's tiny second moment dominates the metric), not a singular position; a fixed
+// threshold cannot tell the two apart. The filter 1 - (delta / (s + delta))^2 leaves
 // modes with s >> delta exact to (delta / s)^2 relative (1e-10 for the N-four-bar's softest mode
 // away from singular positions; ~1e-14 on the small problems) and caps the accelerations of the
 // vanishing modes at ~e / sqrt(delta). The position projection becomes a Levenberg-Marquardt step.
@@ -68,9 +72,9 @@ inline constexpr double kPhiTol = 1e-14;   // x scale (m): |Phi|_inf at round-of
 inline constexpr double kStepTol = 1e-8;   // x scale (m): a correction this small leaves ~1e-16 scale
 inline constexpr int kMaxProjectionIterations = 10;
 // Regularization of G M^-1 G^T (file comment): the shift, relative to its largest diagonal entry,
-// taken only where a Cholesky pivot keeps less than kNearSingularPivot of its row's diagonal.
+// taken only where the smallest pivot share fell below kSingularDrop times its value at q0.
 inline constexpr double kSingularShift = 1e-8;
-inline constexpr double kNearSingularPivot = 1e-8;
+inline constexpr double kSingularDrop = 1e-3;
 
 template <int NQ, int NR>
 class ProjectionOde {
@@ -106,6 +110,14 @@ class ProjectionOde {
     if (!(scale > 0.0)) scale = 1.0;
     tol_Phi_ = kPhiTol * scale;
     tol_dq_ = kStepTol * scale;
+    if (n_r_ > 1) {  // the pivot share at q0, from which a singular position is judged
+      const long jacobian_evals = stats_->jacobian_evals;
+      qb_ = q0_;
+      jacobian();
+      factor();
+      stats_->jacobian_evals = jacobian_evals;
+      pivot_floor_ = kSingularDrop * (sparse_ ? S_sp_->pivot_ratio() : pivot_ratio_);
+    }
   }
 
   ProjectionOde(const ProjectionOde&) = delete;
@@ -242,7 +254,7 @@ class ProjectionOde {
   void factor() {
     if constexpr (kDynamic) {
       if (sparse_) {
-        if (!S_sp_->assemble_and_factorize(*G_sp_, Minv_, kSingularShift, kNearSingularPivot))
+        if (!S_sp_->assemble_and_factorize(*G_sp_, Minv_, kSingularShift, pivot_floor_))
           throw SolverError("projection: the sparse LDLT of G M^-1 G^T + delta I failed");
         return;
       }
@@ -254,8 +266,10 @@ class ProjectionOde {
       S_.noalias() = GMi_ * G_.transpose();
       // Cholesky pivots L_kk^2 against the diagonal: a row nearly dependent on those before it.
       llt_.compute(S_);
-      shifted_ = llt_.info() != Eigen::Success ||
-                 (llt_.matrixLLT().diagonal().array().square() < kNearSingularPivot * S_.diagonal().array()).any();
+      pivot_ratio_ = llt_.info() != Eigen::Success
+                         ? 0.0
+                         : (llt_.matrixLLT().diagonal().array().square() / S_.diagonal().array()).minCoeff();
+      shifted_ = pivot_ratio_ < pivot_floor_;
       if (!shifted_ || n_r_ == 0) return;
       S_reg_ = S_;
       S_reg_.diagonal().array() += kSingularShift * S_.diagonal().cwiseAbs().maxCoeff();
@@ -333,6 +347,8 @@ class ProjectionOde {
   Jac G_, GMi_;
   MatR S_, S_reg_;           // G M^-1 G^T, and S + delta I (factored when shifted_)
   bool shifted_ = false;     // the last factor() met a near-singular S and factored S + delta I
+  double pivot_ratio_ = 0.0; // smallest pivot share of the last factor() (file comment)
+  double pivot_floor_ = 0.0; // kSingularDrop x its value at q0: below it, S is near-singular
   Eigen::LLT<MatR> llt_;
   std::unique_ptr<SparseJacobian> G_sp_;
   std::unique_ptr<SparseSchur> S_sp_;
