@@ -19,6 +19,8 @@ Problem free_mass_problem() {
   p.model.basis = Eigen::Matrix3d::Identity().leftCols(2);
   p.model.gravity = Eigen::Vector2d::Zero();
   p.model.points.push_back({"P", 2.0, Eigen::Vector2d::Zero(), Eigen::Vector2d::Zero()});
+  p.history_point.c = Eigen::Vector2d::Zero();  // P itself (the loader always sets one)
+  p.history_point.add(0, 1.0);
   p.run.end_time = 1.0;
   p.run.output_interval = 0.1;
   p.rule = {"max_energy_drift", 1e-3};

@@ -151,7 +151,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
         q0_(model.initial_q()), v0_(model.initial_v()), q_(n_q_), v_(n_q_), a_(n_q_), q_n_(n_q_), v_n_(n_q_),
         a_n_(n_q_), c_(n_q_), f_(n_q_), dq_(n_q_), w_(n_q_), Phi_(n_c_), lambda_(n_c_), mu_(n_c_), r_(n_c_),
         gamma_(n_c_), lambda_n_(n_c_), Phi_q_(dense(n_c_), dense(n_q_)), T_(dense(n_q_), dense(n_q_)), forces_(nat_.has_force_elements()),
-        K_(dense(n_q_), dense(n_q_)), C_(dense(n_q_), dense(n_q_)), ldlt_(dense(n_q_)), lu_(forces_ ? n_q_ : 0), dim_(model.dim),
+        K_(dense(n_q_), dense(n_q_)), C_(dense(n_q_), dense(n_q_)), ldlt_(dense(n_q_)), lu_(forces_ || NQ != Eigen::Dynamic ? n_q_ : 0), dim_(model.dim),
         nct_(static_cast<int>(plane_contacts(model).size())), closed_(nct_, 0), in_set_(nct_, 0), active_(nct_, 0),
         set_(nct_, 0), lcp_eq_(nct_, 0), pi_(nct_), pi_s_(nct_), vn_(nct_), lcp_b_(nct_), lcp_x_(nct_),
         lcp_D_(nct_, nct_), Y_(n_q_, nct_), q_s_(n_q_), v_s_(n_q_), a_s_(n_q_),
