@@ -4,7 +4,9 @@
 // claims to handle them: constraints and energy kept, B0 against the reduced 1-DOF model.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
 
 #include "alm_index3/alm_index3.hpp"
 #include "common/sparse_natural.hpp"
@@ -13,6 +15,7 @@
 #include "penalty/penalty.hpp"
 #include "problem/problem.hpp"
 #include "projection/projection.hpp"
+#include "run/reference_setup.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/monitor.hpp"
 #include "support/n_four_bar.hpp"
@@ -261,6 +264,44 @@ CrossingRun run_crossing(const Problem& p, Simulator& sim, double t_end) {
   const Branch b = branch_state(p.model, obs.monitor.q_final);
   return {obs.monitor.max_drift, obs.monitor.max_Phi, b.spread, (obs.b0_before - reduced_b0(2, obs.t_seen)).norm(),
           (b.b0 - reduced_b0(2, t_end)).norm()};
+}
+
+// The problem file's reference (kind equivalent_pendulum) is the reduced model of
+// tests/support/n_four_bar.hpp, B0 = (sin theta, cos theta), at every output time of the 20 s run.
+TEST(NFourBarReference, TheProblemFileReferenceIsTheReducedModel) {
+  Problem p = load_problem(MBS_SOURCE_DIR "/problems/n_four_bar.yaml");
+  attach_reference(p, ReferenceOptions{});
+  ASSERT_TRUE(p.reference_trajectory);
+  const ReferenceTrajectory& ref = *p.reference_trajectory;
+  ASSERT_EQ(ref.x.rows(), 401);
+  double worst = 0.0;
+  for (int k = 0; k < ref.x.rows(); k += 20) {
+    const Eigen::Vector2d y = testing::n_four_bar_reduced(40, k * ref.dt);
+    worst = std::max(worst, (ref.x.row(k).transpose() - Eigen::Vector2d(std::sin(y[0]), std::cos(y[0]))).norm());
+  }
+  EXPECT_LT(worst, 1e-9);  // RK4 at 1e-4 s over 20 s
+}
+
+// A wrong inertia shows in the kinetic energy at t = 0 (N = 2: KE0 = 1.5 J, J = (N + 1)/3 + N = 3 kg m^2).
+TEST(NFourBarReference, AWrongInertiaIsRejected) {
+  auto with_inertia = [](const char* inertia) {
+    std::string text = testing::n_four_bar_yaml(2, 1.0);
+    text.replace(text.find("score:"), std::string::npos,
+                 fmt::format("score:\n  rule: {{metric: max_reference_error, below: 1.0e-3}}\n"
+                             "reference: {{kind: equivalent_pendulum, point: crank0.B, pivot: [0, 0, 0], inertia: {}, moment: 3.5}}\n",
+                             inertia));
+    return text;
+  };
+  EXPECT_NO_THROW(load_problem_text(with_inertia("3.0"), "n_four_bar_2.yaml"));
+  const std::string bad = with_inertia("2.0");
+  const size_t line = 1 + std::count(bad.begin(), bad.begin() + bad.find("reference:"), '\n');
+  try {
+    load_problem_text(bad, "bad.yaml");
+    FAIL() << "accepted";
+  } catch (const ProblemError& e) {
+    EXPECT_NE(std::string(e.what()).find("kinetic energy at t = 0 is 1.5 J, but (1/2) J phi'^2 = 1 J"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind(fmt::format("bad.yaml:{}:", line), 0), 0u) << e.what();  // the line of `inertia`
+  }
 }
 
 TEST(NFourBarSingular, ReducedModelCrossesTwice) {

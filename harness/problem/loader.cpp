@@ -15,6 +15,7 @@
 #include "elements/rod.hpp"
 #include "elements/spherical.hpp"
 #include "elements/plane_contact.hpp"
+#include "reference/equivalent_pendulum.hpp"
 
 namespace mbs {
 namespace {
@@ -374,6 +375,45 @@ ReferenceSpec read_simple_pendulum_reference(const Reader& rd, const Frame& fram
   return r;
 }
 
+// A one-degree-of-freedom mechanism whose motion reduces to a pendulum, J phi'' = -g c sin phi: the
+// problem file states J (inertia, kg m^2) and c (moment, kg m) from its own reduction; the loader
+// checks J against the model's kinetic energy at t = 0, and the point against its circle.
+ReferenceSpec read_equivalent_pendulum_reference(const Reader& rd, const Frame& frame, const YAML::Node& ref, Problem& p) {
+  rd.expect_map(ref, "reference", {"kind", "point", "pivot", "inertia", "moment"});
+  const Model& model = p.model;
+  ReferenceSpec r;
+  r.kind = "equivalent_pendulum";
+  const YAML::Node point = rd.required(ref, "point", "reference");
+  p.measured_points = {{rd.text(point, "reference.point"), measured_point(rd, point, model, "reference.point")}};
+  r.pivot = frame.point(rd.required(ref, "pivot", "reference"), "reference.pivot");
+  r.inertia = rd.positive(rd.required(ref, "inertia", "reference"), "reference.inertia");
+  r.moment = rd.positive(rd.required(ref, "moment", "reference"), "reference.moment");
+  if (model.gravity.norm() == 0.0) rd.fail(ref["kind"], "equivalent_pendulum needs gravity");
+  const Eigen::VectorXd q0 = model.initial_q(), v0 = model.initial_v();
+  const Combo& c = p.measured_points.front().second;
+  const Eigen::VectorXd r0 = c.eval(q0), rv0 = c.eval(v0), d0 = r0 - r.pivot;
+  if (!(d0.norm() > 0.0)) rd.fail(ref["pivot"], "equivalent_pendulum: the point sits on the pivot");
+  if (std::abs(rv0.dot(d0)) > 1e-9 * rv0.norm() * d0.norm() + 1e-300)
+    rd.fail(ref["point"], "equivalent_pendulum: the point's initial velocity is not across its arm from the pivot (not on a circle about it)");
+  if (model.dim == 3) {  // the circle lies in the vertical plane through the pivot and the point
+    const Eigen::Vector3d n = Eigen::Vector3d(model.gravity).cross(Eigen::Vector3d(d0));
+    if (n.norm() > 1e-12 * model.gravity.norm() * d0.norm() && std::abs(n.normalized().dot(Eigen::Vector3d(rv0))) > 1e-9 * rv0.norm())
+      rd.fail(ref["point"], "equivalent_pendulum: the point's initial velocity leaves the vertical plane through the pivot");
+  }
+  // Kinetic energy at t = 0 is (1/2) J phi'^2 with phi' = |v0| / L: a wrong J shows here.
+  const NaturalCoordinates nat(model);
+  const double T0 = nat.kinetic_energy(v0), Tj = 0.5 * r.inertia * rv0.squaredNorm() / d0.squaredNorm();
+  if (std::abs(T0 - Tj) > 1e-9 * std::max(T0, Tj))
+    rd.fail(ref["inertia"], fmt::format("equivalent_pendulum: the model's kinetic energy at t = 0 is {:.9g} J, but (1/2) J phi'^2 = "
+                                        "{:.9g} J with this inertia (phi' = {:.9g} rad/s)", T0, Tj, rv0.norm() / d0.norm()));
+  try {
+    (void)EquivalentPendulum::from_point(r.pivot, r0, rv0, model.gravity, r.inertia, r.moment);
+  } catch (const std::invalid_argument& e) {
+    rd.fail(ref["kind"], e.what());
+  }
+  return r;
+}
+
 // A rigid body turning about a fixed axis: its spherical joints to the ground all lie on the axis
 // (at least two distinct ones), nothing else is in the model, and it starts from rest. Energy then
 // gives |omega| at the lowest position exactly, whatever the body's inertia.
@@ -695,13 +735,16 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
       if (k == "simple_pendulum_exact") {
         p.reference = read_simple_pendulum_reference(rd, frame, ref, model);
         p.measured_points = {{model.points[p.reference->point].name, measured_point(rd, ref["point"], model, "reference.point")}};
+      } else if (k == "equivalent_pendulum") {
+        p.reference = read_equivalent_pendulum_reference(rd, frame, ref, p);
+        if (!p.checks.empty()) rd.fail(score["checks"], "score.checks are not evaluated against an equivalent_pendulum reference");
       } else if (k == "hinged_body_energy") {
         p.reference = read_hinged_body_reference(rd, frame, ref, model);
       } else if (k == "converged") {
         p.reference = read_converged_reference(rd, ref, model, p);
         if (!p.checks.empty()) rd.fail(score["checks"], "score.checks need an exact reference (simple_pendulum_exact, hinged_body_energy), not a converged one");
       } else {
-        rd.fail(kind, fmt::format("unknown reference kind '{}' (known: simple_pendulum_exact, hinged_body_energy, converged)", k));
+        rd.fail(kind, fmt::format("unknown reference kind '{}' (known: simple_pendulum_exact, equivalent_pendulum, hinged_body_energy, converged)", k));
       }
       p.reference->mark = SourceMark{ref.Mark().line + 1, ref.Mark().column + 1};
       const bool hinged = k == "hinged_body_energy";
@@ -718,8 +761,8 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
       rd.fail(rule["metric"], "metric final_position_error needs an exact solution in time; hinged_body_energy gives an energy balance only");
     }
     if ((p.rule.metric == "max_reference_error" || p.rule.metric == "final_reference_error") && p.measured_points.empty())
-      rd.fail(rule["metric"], fmt::format("metric {} needs a reference that gives positions in time (simple_pendulum_exact or "
-                                          "converged)", p.rule.metric));
+      rd.fail(rule["metric"], fmt::format("metric {} needs a reference that gives positions in time (simple_pendulum_exact, "
+                                          "equivalent_pendulum or converged)", p.rule.metric));
     return p;
   } catch (const YAML::Exception& e) {  // e.g. a conversion yaml-cpp refused
     throw ProblemError(fmt::format("{}:{}:{}: {}", file_name, e.mark.line + 1, e.mark.column + 1, e.msg));

@@ -81,6 +81,7 @@ struct ReferenceSpec {
   int body = -1;               // hinged_body_energy: rigid-body index
   Eigen::VectorXd pivot;       // a point on the pivot (axis), local frame (m)
   Eigen::Vector3d axis = Eigen::Vector3d::Zero();  // hinged_body_energy: hinge axis (unit, local frame)
+  double inertia = 0.0, moment = 0.0;  // equivalent_pendulum: J (kg m^2) and c (kg m) of J phi'' = -g c sin phi
 };
 
 // A problem analysed without time integration. kind "linearization": each formulation linearizes

@@ -82,7 +82,20 @@ CaseResult run_case(const Problem& problem, const Formulation& formulation, cons
   } else {
     const TuneResult tr = tune(problem, formulation, info, options.tuner);
     row.trials = static_cast<int>(tr.trials.size());
-    if (timed_out(row, "tuning")) return row;
+    if (timed_out(row, "tuning")) {
+      // What the search had seen says why it went on so long (e.g. coarse settings stopping).
+      // The trial the budget cut short is named by its setting; the one before it by its outcome.
+      const size_t n = tr.trials.size();
+      if (n > 0) row.message += fmt::format(", at {}", setting_text(info.kind, tr.trials.back().setting));
+      if (n > 1) {
+        const Trial& prev = tr.trials[n - 2];
+        row.message += fmt::format(
+            "; the trial before it, {}: {}", setting_text(info.kind, prev.setting),
+            prev.score.completed ? fmt::format("{} = {:.3g}", problem.rule.metric, prev.score.metric(problem.rule.metric))
+                                 : prev.score.error);
+      }
+      return row;
+    }
     row.tuned = true;
     spdlog::debug("{}: {} trials", row.case_name(), tr.trials.size());
     for (const Trial& t : tr.trials)

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "reference/converged.hpp"
+#include "reference/equivalent_pendulum.hpp"
 #include "reference/simple_pendulum.hpp"
 
 namespace mbs {
@@ -31,6 +32,26 @@ std::shared_ptr<const ReferenceTrajectory> simple_pendulum_trajectory(const Prob
   ref->provenance = "exact solution (Jacobi elliptic functions)";
   return ref;
 }
+
+// The reduced pendulum's exact motion of the measured point at the output times.
+std::shared_ptr<const ReferenceTrajectory> equivalent_pendulum_trajectory(const Problem& problem) {
+  const Model& model = problem.model;
+  const ReferenceSpec& spec = *problem.reference;
+  const Combo& point = problem.measured_points.front().second;
+  const EquivalentPendulum exact = EquivalentPendulum::from_point(spec.pivot, point.eval(model.initial_q()), point.eval(model.initial_v()),
+                                                                  model.gravity, spec.inertia, spec.moment);
+  auto ref = std::make_shared<ReferenceTrajectory>();
+  ref->kind = spec.kind;
+  ref->dim = model.dim;
+  ref->dt = problem.run.output_interval;
+  ref->t_end = problem.run.end_time;
+  const int samples = static_cast<int>(std::ceil(ref->t_end / ref->dt - 1e-9)) + 1;
+  ref->x.resize(samples, ref->dim);
+  for (int k = 0; k < samples; ++k) ref->x.row(k) = exact.position(std::min(k * ref->dt, ref->t_end)).transpose();
+  ref->provenance = fmt::format("exact solution of the reduced pendulum J phi'' = -g c sin phi ({}, Jacobi elliptic functions)",
+                                exact.motion() == EquivalentPendulum::Motion::kCirculation ? "circulating" : "librating");
+  return ref;
+}
 }  // namespace
 
 ReferenceSetup attach_reference(Problem& problem, const ReferenceOptions& options) {
@@ -39,6 +60,11 @@ ReferenceSetup attach_reference(Problem& problem, const ReferenceOptions& option
   if (!problem.reference || problem.analysis) return setup;
   if (problem.reference->kind == "simple_pendulum_exact") {
     problem.reference_trajectory = simple_pendulum_trajectory(problem);
+    setup.note = problem.reference_trajectory->provenance;
+    return setup;
+  }
+  if (problem.reference->kind == "equivalent_pendulum") {
+    problem.reference_trajectory = equivalent_pendulum_trajectory(problem);
     setup.note = problem.reference_trajectory->provenance;
     return setup;
   }
