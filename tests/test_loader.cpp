@@ -8,6 +8,7 @@
 #include "core/natural_coordinates.hpp"
 #include "elements/rod.hpp"
 #include "problem/problem.hpp"
+#include "support/load_error.hpp"
 
 namespace mbs {
 namespace {
@@ -31,14 +32,7 @@ score:
   rule: {metric: max_energy_drift, below: 5.0e-5}
 )";
 
-std::string error_of(const std::string& text) {
-  try {
-    load_problem_text(text, "bad.yaml");
-  } catch (const ProblemError& e) {
-    return e.what();
-  }
-  return "(accepted)";
-}
+std::string error_of(const std::string& text) { return testing::load_error(text); }
 
 std::string replace(std::string s, const std::string& from, const std::string& to) {
   const size_t at = s.find(from);
