@@ -15,7 +15,7 @@
 #include "elements/rod.hpp"
 #include "core/natural_coordinates.hpp"
 #include "problem/problem.hpp"
-#include "reference/simple_pendulum.hpp"
+#include "references/simple_pendulum.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/models.hpp"
 #include "support/monitor.hpp"

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "reference/simple_pendulum.hpp"
+#include "references/simple_pendulum.hpp"
 
 namespace mbs {
 namespace {

@@ -418,7 +418,7 @@ ReferenceSpec read_hinged_body_reference(const Reader& rd, const Frame& frame, c
 }
 
 // reference: {kind: converged, points: [..], cases: [{case: F/I, step: h | tol: t}, ...]}: computed by
-// the harness from two or more formulations at tight settings (harness/reference/converged.*). The
+// the harness from two or more formulations at tight settings (harness/references/converged.*). The
 // case names are checked against the registry when the reference is built, with these marks.
 ReferenceSpec read_converged_reference(const Reader& rd, const YAML::Node& ref, const Model& model, Problem& p) {
   rd.expect_map(ref, "reference", {"kind", "points", "cases"});

@@ -72,7 +72,7 @@ struct ConvergedCase {
   std::string name() const { return formulation + "/" + integrator; }
 };
 
-// What the harness compares against; `kind` names one of harness/reference/.
+// What the harness compares against; `kind` names one of harness/references/.
 struct ReferenceSpec {
   std::string kind;            // "simple_pendulum_exact", "hinged_body_energy", "pendulum_linear" or "converged"
   SourceMark mark;             // the reference section, for messages
@@ -87,7 +87,7 @@ struct ReferenceSpec {
 // its equations about the initial configuration (a static equilibrium), and the harness times
 // `repetitions` executions of the whole linearization (terms, eigenvalues, discrimination).
 // The measured points at the output times t_k = min(k dt, t_end), as an exact solution or a converged
-// reference gives them (harness/reference/). Every run's points are read at the same times
+// reference gives them (harness/references/). Every run's points are read at the same times
 // (run/point_sampler.hpp) and its reference error is the largest distance from these.
 struct ReferenceTrajectory {
   std::string kind;                // the reference kind it comes from

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "report/json_writer.hpp"
-#include "reference/converged.hpp"
+#include "references/converged.hpp"
 
 namespace mbs {
 namespace fs = std::filesystem;

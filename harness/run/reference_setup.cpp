@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 #include <iostream>
 
-#include "reference/converged.hpp"
-#include "reference/simple_pendulum.hpp"
+#include "references/converged.hpp"
+#include "references/simple_pendulum.hpp"
 
 namespace mbs {
 

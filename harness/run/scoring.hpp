@@ -13,8 +13,8 @@
 #include "elements/plane_contact.hpp"
 #include "run/point_sampler.hpp"
 #include "problem/problem.hpp"
-#include "reference/hinged_body.hpp"
-#include "reference/simple_pendulum.hpp"
+#include "references/hinged_body.hpp"
+#include "references/simple_pendulum.hpp"
 
 namespace mbs {
 

@@ -1,4 +1,4 @@
-#include "reference/simple_pendulum.hpp"
+#include "references/simple_pendulum.hpp"
 
 #include <cmath>
 #include <fmt/format.h>

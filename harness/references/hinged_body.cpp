@@ -1,4 +1,4 @@
-#include "reference/hinged_body.hpp"
+#include "references/hinged_body.hpp"
 
 #include <cmath>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include "reference/converged.hpp"
+#include "references/converged.hpp"
 
 #include <chrono>
 #include <cmath>
