@@ -3,6 +3,11 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "elements/rod.hpp"
+#include "run/crossings.hpp"
+#include "run/reference_setup.hpp"
+#include "run/scoring.hpp"
+
 namespace mbs {
 
 void jacobi_sn_cn_dn(double u, double k, double& sn, double& cn, double& dn) {
@@ -34,8 +39,9 @@ SimplePendulumExact::SimplePendulumExact(double length, double g, double theta0)
 SimplePendulumExact SimplePendulumExact::from_problem(const Problem& problem) {
   const Model& model = problem.model;
   // The loader has checked every precondition below, with positions; these guard direct callers.
-  if (!problem.reference) throw ProblemError(fmt::format("{}: the problem has no reference", problem.file));
-  const ReferenceSpec& ref = *problem.reference;
+  const SimplePendulumReference* spec = reference_as<SimplePendulumReference>(problem);
+  if (!spec) throw ProblemError(fmt::format("{}: the problem has no simple_pendulum_exact reference", problem.file));
+  const SimplePendulumReference& ref = *spec;
   const PointMass& p = model.points[ref.point];
   const Eigen::VectorXd d0 = p.r0 - ref.pivot;
   const double g = model.gravity.norm();
@@ -77,5 +83,124 @@ Eigen::VectorXd SimplePendulumExact::velocity(double t) const {
   const double th = theta(t), w = theta_dot(t);
   return L_ * w * (-std::sin(th) * down_ + std::cos(th) * side_);
 }
+
+// The exact solution at the output times: no uncertainty beyond round-off.
+std::shared_ptr<const ReferenceTrajectory> SimplePendulumReference::trajectory(const Problem& problem, const ReferenceOptions&,
+                                                                              ReferenceSetup& setup) const {
+  const SimplePendulumExact exact = SimplePendulumExact::from_problem(problem);
+  auto ref = std::make_shared<ReferenceTrajectory>();
+  ref->kind = kind();
+  ref->dim = problem.model.dim;
+  ref->dt = problem.run.output_interval;
+  ref->t_end = problem.run.end_time;
+  const int samples = static_cast<int>(std::ceil(ref->t_end / ref->dt - 1e-9)) + 1;
+  ref->x.resize(samples, ref->dim);
+  for (int k = 0; k < samples; ++k) ref->x.row(k) = exact.position(std::min(k * ref->dt, ref->t_end)).transpose();
+  ref->provenance = "exact solution (Jacobi elliptic functions)";
+  setup.note = ref->provenance;
+  return ref;
+}
+
+namespace {
+
+// Swing checks from the crossings of the vertical below the pivot, and the final position error.
+class SimplePendulumObserver final : public ReferenceObserver {
+ public:
+  SimplePendulumObserver(const Problem& problem, int point)
+      : problem_(problem), exact_(SimplePendulumExact::from_problem(problem)), point_(point) {}
+
+  void reset() override { swing_.clear(); }
+
+  void observe(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v, double energy) override {
+    const int d = problem_.model.dim;
+    if (swing_.empty()) e0_ = energy;  // the target of the energy checks: the initial energy
+    swing_.push_back({t, exact_.swing_offset(q.segment(d * point_, d)), exact_.swing_rate(v.segment(d * point_, d)), energy});
+  }
+
+  void finish(double t_last, const Eigen::VectorXd& q_last, Score& score) const override {
+    const int d = problem_.model.dim;
+    score.final_position_error = (q_last.segment(d * point_, d) - exact_.position(t_last)).norm();
+    if (swing_.empty()) return;
+    // Crossings of the vertical below the pivot, Hermite-interpolated: n swings after the first
+    // crossing is the (2n)-th crossing after it, whatever the release side.
+    std::vector<Sample> samples;
+    samples.reserve(swing_.size());
+    for (const SwingSample& w : swing_) samples.push_back({w.t, w.s, w.s_dot});
+    const std::vector<double> c = crossing_times(samples, 0.0, Direction::kAny);
+    for (size_t i = 0; i < problem_.checks.size(); ++i) {
+      const Check& check = problem_.checks[i];
+      CheckValue& cv = score.checks[i];
+      cv.target = check.quantity == "period" ? check.swings * exact_.period() : e0_;
+      const size_t end = 2 * static_cast<size_t>(check.swings);
+      if (c.size() <= end) continue;  // not reached: NaN
+      if (check.quantity == "period") {
+        cv.value = c[end] - c[0];
+      } else {
+        // Energy at the swing's end: linear between the steps around it (E changes by O(drift) per step).
+        const double t = c[end];
+        size_t k = 1;
+        while (k + 1 < swing_.size() && swing_[k].t < t) ++k;
+        const SwingSample &a = swing_[k - 1], &b = swing_[k];
+        cv.value = a.e + (b.e - a.e) * (t - a.t) / (b.t - a.t);
+      }
+    }
+  }
+
+ private:
+  // At every step: the offset from the vertical (m), its rate, and the energy.
+  struct SwingSample {
+    double t, s, s_dot, e;
+  };
+  const Problem& problem_;
+  SimplePendulumExact exact_;
+  int point_;
+  double e0_ = 0.0;
+  std::vector<SwingSample> swing_;
+};
+
+}  // namespace
+
+std::unique_ptr<ReferenceObserver> SimplePendulumReference::observer(const Problem& problem) const {
+  return std::make_unique<SimplePendulumObserver>(problem, point);
+}
+
+namespace {
+
+std::shared_ptr<const Reference> read_simple_pendulum(const ReadContext& ctx, const YAML::Node& ref, Problem& p);
+
+const ReferenceKindInfo kSimplePendulumExact{
+    "simple_pendulum_exact",
+    "a point mass on one rod, released from rest: exact motion (Jacobi elliptic functions), swing period and energy",
+    /*analysis=*/false, /*exact=*/true, /*positions_in_time=*/true, /*final_position=*/true,
+    /*check_quantities=*/{"period", "energy"}, read_simple_pendulum};
+MBS_REGISTER_REFERENCE_KIND(simple_pendulum_exact, kSimplePendulumExact);
+
+std::shared_ptr<const Reference> read_simple_pendulum(const ReadContext& ctx, const YAML::Node& ref, Problem& p) {
+  const Reader& rd = ctx.rd;
+  const Model& model = p.model;
+  rd.expect_map(ref, "reference", {"kind", "point", "pivot"});
+  auto r = std::make_shared<SimplePendulumReference>(kSimplePendulumExact, ctx.mark(ref));
+  const std::string point = rd.text(rd.required(ref, "point", "reference"), "reference.point");
+  r->point = model.find_point(point);
+  if (r->point == kNoPoint) rd.fail(ref["point"], fmt::format("reference names body '{}', which is not defined", point));
+  r->pivot = ctx.frame.point(rd.required(ref, "pivot", "reference"), "reference.pivot");
+  // The exact solution holds for a point hung from `pivot` by one rod, released from rest.
+  bool hung = false;
+  for (const Rod* rod : model.elements_of<Rod>())
+    hung = hung || (rod->a.is_ground() && rod->b.point == r->point && (rod->a.at - r->pivot).norm() <= 1e-12 * rod->length);
+  const PointMass& pm = model.points[r->point];
+  if (!hung) rd.fail(ref["pivot"], fmt::format("simple_pendulum_exact needs a rod from the ground at the pivot to {}", point));
+  if (model.elements.size() != 1 || model.points.size() != 1 || !model.bodies.empty())
+    rd.fail(ref["kind"], "simple_pendulum_exact needs a model of one point and one rod");
+  if (pm.v0.norm() != 0.0) rd.fail(ref["kind"], fmt::format("simple_pendulum_exact needs {} released from rest", point));
+  if (model.gravity.norm() == 0.0) rd.fail(ref["kind"], "simple_pendulum_exact needs gravity");
+  const Eigen::VectorXd d0 = pm.r0 - r->pivot;
+  if (d0.dot(model.gravity) <= -(1 - 1e-12) * d0.norm() * model.gravity.norm())
+    rd.fail(ref["kind"], "simple_pendulum_exact needs a release angle below pi (not straight up)");
+  p.measured_points = {{point, measured_point(rd, ref["point"], model, "reference.point")}};
+  return r;
+}
+
+}  // namespace
 
 }  // namespace mbs
