@@ -12,7 +12,7 @@
 #include <string>
 
 #include "common/explicit_rk.hpp"
-#include "reference/simple_pendulum.hpp"
+#include "references/simple_pendulum.hpp"
 
 namespace {
 

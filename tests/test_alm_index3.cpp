@@ -15,7 +15,7 @@
 #include "elements/rod.hpp"
 #include "core/natural_coordinates.hpp"
 #include "problem/problem.hpp"
-#include "reference/simple_pendulum.hpp"
+#include "references/simple_pendulum.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/models.hpp"
 #include "support/monitor.hpp"
@@ -36,7 +36,7 @@ class AlmIndex3Pendulum : public ::testing::Test {
   std::unique_ptr<Simulator> create(double h) const { return formulation_->create(problem_.model, "trapezoidal", h); }
   double position_error(const Monitor& m) const {
     const Eigen::VectorXd exact = SimplePendulumExact::from_problem(problem_).position(m.t_final);
-    const int p = problem_.reference->point, dim = problem_.model.dim;
+    const int p = reference_as<SimplePendulumReference>(problem_)->point, dim = problem_.model.dim;
     return (m.q_final.segment(dim * p, dim) - exact).norm();
   }
 

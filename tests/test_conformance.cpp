@@ -6,7 +6,7 @@
 #include <map>
 
 #include "core/formulation.hpp"
-#include "reference/simple_pendulum.hpp"
+#include "references/simple_pendulum.hpp"
 #include "run/crossings.hpp"
 #include "run/scoring.hpp"
 #include "run/tuner.hpp"

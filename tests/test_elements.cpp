@@ -12,6 +12,7 @@
 #include "core/natural_coordinates.hpp"
 #include "problem/element_kinds.hpp"
 #include "problem/problem.hpp"
+#include "support/load_error.hpp"
 #include "run/scoring.hpp"
 
 namespace mbs {
@@ -219,14 +220,7 @@ TEST(ElementKindsSupport, UndeclaredRolesAreUnsupportedWithTheElementNamed) {
 
 // Loader messages for the new keys, exactly.
 TEST(ElementKindsLoader, MessagesPointAtTheKey) {
-  auto error_of = [](const std::string& text) {
-    try {
-      load_problem_text(text, "bad.yaml");
-      return std::string("(accepted)");
-    } catch (const ProblemError& e) {
-      return std::string(e.what());
-    }
-  };
+  auto error_of = [](const std::string& text) { return testing::load_error(text); };
   EXPECT_EQ(error_of(kPlanar), "(accepted)");
   EXPECT_EQ(error_of(with(kPlanar, "kind: revolute", "kind: hinge")),
             "bad.yaml:11:23: unknown joint kind 'hinge' (known: fixed, prismatic, revolute, rod, spherical)");

@@ -12,7 +12,7 @@
 #include "core/natural_coordinates.hpp"
 #include "ida_index3/ida_residual.hpp"
 #include "problem/problem.hpp"
-#include "reference/simple_pendulum.hpp"
+#include "references/simple_pendulum.hpp"
 #include "support/models.hpp"
 #include "support/monitor.hpp"
 

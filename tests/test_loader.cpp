@@ -8,6 +8,9 @@
 #include "core/natural_coordinates.hpp"
 #include "elements/rod.hpp"
 #include "problem/problem.hpp"
+#include "problem/reference_kinds.hpp"
+#include "references/simple_pendulum.hpp"
+#include "support/load_error.hpp"
 
 namespace mbs {
 namespace {
@@ -31,14 +34,7 @@ score:
   rule: {metric: max_energy_drift, below: 5.0e-5}
 )";
 
-std::string error_of(const std::string& text) {
-  try {
-    load_problem_text(text, "bad.yaml");
-  } catch (const ProblemError& e) {
-    return e.what();
-  }
-  return "(accepted)";
-}
+std::string error_of(const std::string& text) { return testing::load_error(text); }
 
 std::string replace(std::string s, const std::string& from, const std::string& to) {
   const size_t at = s.find(from);
@@ -61,8 +57,33 @@ TEST(Loader, PlanarPendulumFileBuildsTheModel) {
   EXPECT_DOUBLE_EQ(p.run.end_time, 10.0);
   EXPECT_EQ(p.rule.metric, "max_energy_drift");
   EXPECT_DOUBLE_EQ(p.rule.below, 5e-5);
-  ASSERT_TRUE(p.reference.has_value());
-  EXPECT_EQ(p.reference->point, 0);
+  ASSERT_NE(reference_as<SimplePendulumReference>(p), nullptr);
+  EXPECT_EQ(reference_as<SimplePendulumReference>(p)->point, 0);
+}
+
+// The reference kinds are the registered ones (harness/references/), and the loader's messages list
+// them from the registry.
+TEST(Loader, ReferenceKindsComeFromTheRegistry) {
+  std::vector<std::string> names;
+  for (const ReferenceKindInfo* k : ReferenceKinds::instance().all()) names.push_back(k->name);
+  EXPECT_EQ(names, (std::vector<std::string>{"converged", "equivalent_pendulum", "hinged_body_energy", "pendulum_linear", "simple_pendulum_exact"}));
+  const std::string known = "(known: converged, equivalent_pendulum, hinged_body_energy, simple_pendulum_exact)";
+  EXPECT_NE(error_of(kGood + "reference: {kind: exact_pendulum}\n").find("unknown reference kind 'exact_pendulum' " + known),
+            std::string::npos);
+  // pendulum_linear is for linearization problems only.
+  EXPECT_NE(error_of(kGood + "reference: {kind: pendulum_linear, point: P1, pivot: [0.0, 0.0, 0.0]}\n")
+                .find("unknown reference kind 'pendulum_linear' " + known),
+            std::string::npos);
+  const std::string converged_with_checks = replace(kGood, "  rule: {metric: max_energy_drift, below: 5.0e-5}\n",
+                                                    "  rule: {metric: max_energy_drift, below: 5.0e-5}\n"
+                                                    "  checks:\n"
+                                                    "    - {name: T, quantity: period, swings: 1, published: 2.0, decimals: 3}\n") +
+                                            "reference:\n  kind: converged\n  cases:\n"
+                                            "    - {case: a/b, step: 1.0e-5}\n    - {case: c/d, tol: 1.0e-11}\n";
+  EXPECT_NE(error_of(converged_with_checks).find("score.checks need an exact reference that evaluates them (hinged_body_energy, simple_pendulum_exact), "
+                                                 "not a converged one"),
+            std::string::npos)
+      << error_of(converged_with_checks);
 }
 
 TEST(Loader, MinimalFileIsAccepted) { EXPECT_EQ(error_of(kGood), "(accepted)"); }

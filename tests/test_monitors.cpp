@@ -4,6 +4,7 @@
 
 #include "core/natural_coordinates.hpp"
 #include "problem/problem.hpp"
+#include "support/load_error.hpp"
 #include "run/scoring.hpp"
 
 namespace mbs {
@@ -22,14 +23,7 @@ score:
   report: [max_angular_momentum_drift, max_energy_rise]
 )";
 
-std::string error_of(const std::string& text) {
-  try {
-    load_problem_text(text, "bad.yaml");
-  } catch (const ProblemError& e) {
-    return e.what();
-  }
-  return "(accepted)";
-}
+std::string error_of(const std::string& text) { return testing::load_error(text); }
 
 // H = m r x v + I omega for a box: the orbital and the spin parts, each in closed form.
 TEST(AngularMomentum, ClosedFormForATranslatingSpinningBox) {

@@ -14,7 +14,7 @@
 #include "partitioned/partition.hpp"
 #include "partitioned/partitioned.hpp"
 #include "problem/problem.hpp"
-#include "reference/simple_pendulum.hpp"
+#include "references/simple_pendulum.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/models.hpp"
 #include "support/monitor.hpp"

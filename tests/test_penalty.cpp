@@ -15,7 +15,7 @@
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
 #include "problem/problem.hpp"
-#include "reference/simple_pendulum.hpp"
+#include "references/simple_pendulum.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/models.hpp"
 #include "support/monitor.hpp"
@@ -34,7 +34,7 @@ class PenaltyPendulum : public ::testing::Test {
   std::unique_ptr<Simulator> create(double h) const { return formulation_->create(problem_.model, "trapezoidal", h); }
   // |P1(t_end) - exact| (m).
   double position_error(const testing::Monitor& monitor) const {
-    const int dim = problem_.model.dim, point = problem_.reference->point;
+    const int dim = problem_.model.dim, point = reference_as<SimplePendulumReference>(problem_)->point;
     const Eigen::VectorXd exact = SimplePendulumExact::from_problem(problem_).position(monitor.t_final);
     return (monitor.q_final.segment(dim * point, dim) - exact).norm();
   }

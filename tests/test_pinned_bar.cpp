@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "core/natural_coordinates.hpp"
-#include "reference/hinged_body.hpp"
+#include "references/hinged_body.hpp"
 #include "run/bench_case.hpp"
 #include "support/cases.hpp"
 

@@ -1,10 +1,10 @@
-// The exact simple-pendulum solution the harness scores against.
+// The exact pendulum solutions the harness scores against.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "reference/equivalent_pendulum.hpp"
-#include "reference/simple_pendulum.hpp"
+#include "references/equivalent_pendulum.hpp"
+#include "references/simple_pendulum.hpp"
 
 namespace mbs {
 namespace {

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "reference/converged.hpp"
+#include "references/converged.hpp"
 #include "run/point_sampler.hpp"
 #include "run/reference_setup.hpp"
 #include "run/scoring.hpp"

@@ -22,7 +22,7 @@
 // previous run's last step, so runs differed), and IDA's own first step, 0.001 t_end shortened only
 // by q' (zero from rest), ignored q''. On spatial rigid bodies at rtol <= ~2e-10 every first step
 // then failed Newton's test on lambda, whose tolerance was h^2 too tight, down to IDA_CONV_FAIL at
-// t = 0 with h ~ 1e-9 s (bricard; the spatial model in tests/test_elements.cpp). Now the first
+// t = 0 with h ~ 1e-9 s (a closed spatial loop of rigid bars; tests/test_elements.cpp). Now the first
 // step is ours, from q' and q'' (BDF1's local error h^2/2 |q''| about half the q tolerance), set
 // with IDASetInitStep each run, and the weights use it until the first step is taken.
 //
@@ -299,8 +299,8 @@ class IdaSimulator final : public Simulator {
     const double length = min_model_length(model);
     atol_ = rtol_ * (std::isfinite(length) ? length : 1.0);
     // The mass in the lambda weights (kg): the lightest point mass or body. Not the smallest entry
-    // of M, which for a rigid body is a second moment of its unit vectors (kg m^2): 2.2e-7 on
-    // andrews, which left zero multipliers a tolerance of 1e-17 N.
+    // of M, which for a rigid body is a second moment of its unit vectors (kg m^2): 2.2e-7 for a
+    // light slender planar link, which left zero multipliers a tolerance of 1e-17 N.
     m_min_ = std::numeric_limits<double>::infinity();
     for (const PointMass& p : model.points) m_min_ = std::min(m_min_, p.mass);
     for (const RigidBody& b : model.bodies) m_min_ = std::min(m_min_, b.mass);

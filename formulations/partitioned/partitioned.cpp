@@ -13,8 +13,8 @@
 // together with the step size (the first step is then re-estimated: 2 right-hand sides).
 //
 // A stage whose dependent coordinates Newton-Raphson cannot find (a long step carries an
-// independent coordinate past its extremum, as andrews's crank does near beta = pi/2: the
-// pivot-ratio trigger above does not see that coming on a 42-coordinate model) throws
+// independent coordinate past its extremum, as a driven crank's coordinate does near a quarter
+// turn: the pivot-ratio trigger above does not see that coming on a 42-coordinate model) throws
 // StageFailure: the adaptive integrators retry the step 4x shorter, from the state of the last
 // accepted step (PartitionedOde::anchor); fixed-step RK4 stops with the error.
 #include <fmt/format.h>

@@ -16,6 +16,7 @@
 #include "core/formulation.hpp"
 #include "problem/element_kinds.hpp"
 #include "problem/problem.hpp"
+#include "problem/reference_kinds.hpp"
 #include "report/compare.hpp"
 #include "report/report.hpp"
 #include "run/bench_case.hpp"
@@ -66,7 +67,8 @@ void print_list(const std::string& problems_dir) {
   fmt::print("element kinds (problem file section: kind):\n");
   for (const ElementKindInfo* k : ElementKinds::instance().all())
     fmt::print("  {:<24} {}\n", fmt::format("{}: {}", section_of(k->role), k->name), k->summary);
-  fmt::print("references: simple_pendulum_exact, hinged_body_energy, pendulum_linear, converged\n");
+  fmt::print("reference kinds (reference: kind):\n");
+  for (const ReferenceKindInfo* k : ReferenceKinds::instance().all()) fmt::print("  {:<24} {}\n", k->name, k->summary);
   fmt::print("formulations (case = formulation/integrator):\n");
   for (const Formulation* f : Registry::instance().all()) {
     fmt::print("  {:<14} {}\n", f->name(), f->description());

@@ -12,10 +12,9 @@
 #include "problem/problem.hpp"
 #include "problem/yaml_reader.hpp"
 #include "problem/element_kinds.hpp"
+#include "problem/reference_kinds.hpp"
 #include "elements/rod.hpp"
-#include "elements/spherical.hpp"
 #include "elements/plane_contact.hpp"
-#include "reference/equivalent_pendulum.hpp"
 
 namespace mbs {
 namespace {
@@ -332,7 +331,34 @@ void check_initial_state(const Reader& rd, const std::vector<YAML::Node>& body_n
                        "run with --project-initial-state)", owner, phi_v[k], k));
 }
 
-// A point the histories record: "NAME" (a point mass, or a rigid body's centroid) or "BODY.POINT".
+// score and reference of a linearization problem: the rule is on the eigenvalue error, against
+// the linearized pendulum's exact spectrum.
+Problem read_analysis_score(const Reader& rd, const YAML::Node& root, Problem p) {
+  const Frame frame{rd, p.model};  // p was moved in: a frame on the caller's model would dangle
+  const YAML::Node score = rd.required(root, "score", "the problem");
+  rd.expect_map(score, "score", {"rule", "objective"});
+  const YAML::Node rule = rd.required(score, "rule", "score");
+  rd.expect_map(rule, "score.rule", {"metric", "below"});
+  p.rule.metric = rd.text(rd.required(rule, "metric", "score.rule"), "score.rule.metric");
+  if (p.rule.metric != "eigenvalue_error")
+    rd.fail(rule["metric"], fmt::format("a linearization is scored by eigenvalue_error, not '{}'", p.rule.metric));
+  p.rule.below = rd.positive(rd.required(rule, "below", "score.rule"), "score.rule.below");
+  p.objective = score["objective"] ? rd.text(score["objective"], "score.objective") : "cpu_time";
+  if (p.objective != "cpu_time") rd.fail(score["objective"], fmt::format("unknown objective '{}' (known: cpu_time)", p.objective));
+  const YAML::Node ref = rd.required(root, "reference", "the problem");
+  if (!ref.IsMap()) rd.fail(ref, "reference must be a mapping");
+  const std::string kind = rd.text(rd.required(ref, "kind", "reference"), "reference.kind");
+  const ReferenceKindInfo* info = ReferenceKinds::instance().find(kind);
+  if (!info || !info->analysis)
+    rd.fail(ref["kind"], fmt::format("a linearization needs reference kind {}, not '{}'",
+                                     fmt::join(ReferenceKinds::instance().names([](const ReferenceKindInfo& k) { return k.analysis; }), " or "),
+                                     kind));
+  p.reference = info->read(ReadContext{rd, frame, p.model}, ref, p);
+  return p;
+}
+
+}  // namespace
+
 Combo measured_point(const Reader& rd, const YAML::Node& n, const Model& model, const std::string& what) {
   const std::string s = rd.text(n, what);
   Combo d = model.combo();
@@ -350,195 +376,6 @@ Combo measured_point(const Reader& rd, const YAML::Node& n, const Model& model, 
   d.add(offset, 1.0);
   return d;
 }
-
-ReferenceSpec read_simple_pendulum_reference(const Reader& rd, const Frame& frame, const YAML::Node& ref, const Model& model) {
-  rd.expect_map(ref, "reference", {"kind", "point", "pivot"});
-  ReferenceSpec r;
-  r.kind = "simple_pendulum_exact";
-  const std::string point = rd.text(rd.required(ref, "point", "reference"), "reference.point");
-  r.point = model.find_point(point);
-  if (r.point == kNoPoint) rd.fail(ref["point"], fmt::format("reference names body '{}', which is not defined", point));
-  r.pivot = frame.point(rd.required(ref, "pivot", "reference"), "reference.pivot");
-  // The exact solution holds for a point hung from `pivot` by one rod, released from rest.
-  bool hung = false;
-  for (const Rod* rod : model.elements_of<Rod>())
-    hung = hung || (rod->a.is_ground() && rod->b.point == r.point && (rod->a.at - r.pivot).norm() <= 1e-12 * rod->length);
-  const PointMass& pm = model.points[r.point];
-  if (!hung) rd.fail(ref["pivot"], fmt::format("simple_pendulum_exact needs a rod from the ground at the pivot to {}", point));
-  if (model.elements.size() != 1 || model.points.size() != 1 || !model.bodies.empty())
-    rd.fail(ref["kind"], "simple_pendulum_exact needs a model of one point and one rod");
-  if (pm.v0.norm() != 0.0) rd.fail(ref["kind"], fmt::format("simple_pendulum_exact needs {} released from rest", point));
-  if (model.gravity.norm() == 0.0) rd.fail(ref["kind"], "simple_pendulum_exact needs gravity");
-  const Eigen::VectorXd d0 = pm.r0 - r.pivot;
-  if (d0.dot(model.gravity) <= -(1 - 1e-12) * d0.norm() * model.gravity.norm())
-    rd.fail(ref["kind"], "simple_pendulum_exact needs a release angle below pi (not straight up)");
-  return r;
-}
-
-// A one-degree-of-freedom mechanism whose motion reduces to a pendulum, J phi'' = -g c sin phi: the
-// problem file states J (inertia, kg m^2) and c (moment, kg m) from its own reduction; the loader
-// checks J against the model's kinetic energy at t = 0, and the point against its circle.
-ReferenceSpec read_equivalent_pendulum_reference(const Reader& rd, const Frame& frame, const YAML::Node& ref, Problem& p) {
-  rd.expect_map(ref, "reference", {"kind", "point", "pivot", "inertia", "moment"});
-  const Model& model = p.model;
-  ReferenceSpec r;
-  r.kind = "equivalent_pendulum";
-  const YAML::Node point = rd.required(ref, "point", "reference");
-  p.measured_points = {{rd.text(point, "reference.point"), measured_point(rd, point, model, "reference.point")}};
-  r.pivot = frame.point(rd.required(ref, "pivot", "reference"), "reference.pivot");
-  r.inertia = rd.positive(rd.required(ref, "inertia", "reference"), "reference.inertia");
-  r.moment = rd.positive(rd.required(ref, "moment", "reference"), "reference.moment");
-  if (model.gravity.norm() == 0.0) rd.fail(ref["kind"], "equivalent_pendulum needs gravity");
-  const Eigen::VectorXd q0 = model.initial_q(), v0 = model.initial_v();
-  const Combo& c = p.measured_points.front().second;
-  const Eigen::VectorXd r0 = c.eval(q0), rv0 = c.eval(v0), d0 = r0 - r.pivot;
-  if (!(d0.norm() > 0.0)) rd.fail(ref["pivot"], "equivalent_pendulum: the point sits on the pivot");
-  if (std::abs(rv0.dot(d0)) > 1e-9 * rv0.norm() * d0.norm() + 1e-300)
-    rd.fail(ref["point"], "equivalent_pendulum: the point's initial velocity is not across its arm from the pivot (not on a circle about it)");
-  if (model.dim == 3) {  // the circle lies in the vertical plane through the pivot and the point
-    const Eigen::Vector3d n = Eigen::Vector3d(model.gravity).cross(Eigen::Vector3d(d0));
-    if (n.norm() > 1e-12 * model.gravity.norm() * d0.norm() && std::abs(n.normalized().dot(Eigen::Vector3d(rv0))) > 1e-9 * rv0.norm())
-      rd.fail(ref["point"], "equivalent_pendulum: the point's initial velocity leaves the vertical plane through the pivot");
-  }
-  // Kinetic energy at t = 0 is (1/2) J phi'^2 with phi' = |v0| / L: a wrong J shows here.
-  const NaturalCoordinates nat(model);
-  const double T0 = nat.kinetic_energy(v0), Tj = 0.5 * r.inertia * rv0.squaredNorm() / d0.squaredNorm();
-  if (std::abs(T0 - Tj) > 1e-9 * std::max(T0, Tj))
-    rd.fail(ref["inertia"], fmt::format("equivalent_pendulum: the model's kinetic energy at t = 0 is {:.9g} J, but (1/2) J phi'^2 = "
-                                        "{:.9g} J with this inertia (phi' = {:.9g} rad/s)", T0, Tj, rv0.norm() / d0.norm()));
-  try {
-    (void)EquivalentPendulum::from_point(r.pivot, r0, rv0, model.gravity, r.inertia, r.moment);
-  } catch (const std::invalid_argument& e) {
-    rd.fail(ref["kind"], e.what());
-  }
-  return r;
-}
-
-// A rigid body turning about a fixed axis: its spherical joints to the ground all lie on the axis
-// (at least two distinct ones), nothing else is in the model, and it starts from rest. Energy then
-// gives |omega| at the lowest position exactly, whatever the body's inertia.
-ReferenceSpec read_hinged_body_reference(const Reader& rd, const Frame& frame, const YAML::Node& ref, const Model& model) {
-  rd.expect_map(ref, "reference", {"kind", "body", "pivot", "axis"});
-  ReferenceSpec r;
-  r.kind = "hinged_body_energy";
-  const std::string name = rd.text(rd.required(ref, "body", "reference"), "reference.body");
-  r.body = model.find_body(name);
-  if (r.body < 0) rd.fail(ref["body"], fmt::format("reference names rigid body '{}', which is not defined", name));
-  r.pivot = frame.point(rd.required(ref, "pivot", "reference"), "reference.pivot");
-  const Eigen::Vector3d axis = frame.direction(rd.required(ref, "axis", "reference"), "reference.axis");
-  if (!(axis.norm() > 0.0)) rd.fail(ref["axis"], "reference.axis must not be zero");
-  r.axis = axis.normalized();
-  const auto sphericals = model.elements_of<SphericalJoint>();
-  if (model.dim != 3 || model.bodies.size() != 1 || !model.points.empty() || sphericals.size() != model.elements.size())
-    rd.fail(ref["kind"], "hinged_body_energy needs a spatial model of one rigid body and its spherical joints to the ground");
-  const RigidBody& body = model.bodies[r.body];
-  std::vector<Eigen::Vector3d> pins;
-  for (const SphericalJoint* j : sphericals) {
-    if (!j->a.is_ground() || j->b.body != r.body)
-      rd.fail(ref["kind"], fmt::format("hinged_body_energy: joint {} does not join {} to the ground", j->name, name));
-    const Eigen::Vector3d g = j->a.at, off = g - r.pivot;
-    if ((off - off.dot(r.axis) * r.axis).norm() > 1e-9 * body.length_scale)
-      rd.fail(ref["axis"], fmt::format("hinged_body_energy: joint {} is not on the axis through reference.pivot", j->name));
-    bool distinct = true;
-    for (const Eigen::Vector3d& pin : pins) distinct = distinct && (pin - g).norm() > 1e-9 * body.length_scale;
-    if (distinct) pins.push_back(g);
-  }
-  if (pins.size() < 2) rd.fail(ref["kind"], "hinged_body_energy needs at least two distinct spherical joints on the axis");
-  if (body.v0.norm() != 0.0 || body.omega0.norm() != 0.0)
-    rd.fail(ref["kind"], fmt::format("hinged_body_energy needs {} released from rest", name));
-  const Eigen::Vector3d g_perp = model.gravity - model.gravity.dot(r.axis) * r.axis;
-  const Eigen::Vector3d r0 = body.r0, arm = (r0 - r.pivot) - (r0 - r.pivot).dot(r.axis) * r.axis;
-  if (g_perp.norm() == 0.0 || arm.norm() == 0.0)
-    rd.fail(ref["kind"], "hinged_body_energy needs gravity across the axis and the centroid off the axis");
-  const double cos0 = arm.normalized().dot(g_perp.normalized());  // 1: hanging at the bottom, -1: at the top
-  if (cos0 >= 1.0 - 1e-12 || cos0 <= -1.0 + 1e-12)
-    rd.fail(ref["kind"], fmt::format("hinged_body_energy needs {} released off its lowest and highest positions (it would not "
-                                     "swing through the vertical)", name));
-  return r;
-}
-
-// reference: {kind: converged, points: [..], cases: [{case: F/I, step: h | tol: t}, ...]}: computed by
-// the harness from two or more formulations at tight settings (harness/reference/converged.*). The
-// case names are checked against the registry when the reference is built, with these marks.
-ReferenceSpec read_converged_reference(const Reader& rd, const YAML::Node& ref, const Model& model, Problem& p) {
-  rd.expect_map(ref, "reference", {"kind", "points", "cases"});
-  ReferenceSpec r;
-  r.kind = "converged";
-  p.measured_points = {{p.history_name, p.history_point}};
-  if (const YAML::Node points = ref["points"]) {
-    if (!points.IsSequence() || points.size() == 0) rd.fail(points, "reference.points must be a non-empty list of points (NAME or BODY.POINT)");
-    p.measured_points.clear();
-    for (const YAML::Node& n : points)
-      p.measured_points.emplace_back(rd.text(n, "reference.points"), measured_point(rd, n, model, "reference.points"));
-  }
-  const YAML::Node cases = rd.required(ref, "cases", "reference (converged)");
-  if (!cases.IsSequence() || cases.size() < 2)
-    rd.fail(cases, "reference.cases must list at least two cases of different formulations: their agreement is the reference's uncertainty");
-  for (const YAML::Node& c : cases) {
-    rd.expect_map(c, "a reference case", {"case", "step", "tol"});
-    ConvergedCase cc;
-    const YAML::Node name = rd.required(c, "case", "a reference case (formulation/integrator)");
-    const std::string text = rd.text(name, "reference case");
-    const size_t slash = text.find('/');
-    if (slash == std::string::npos || slash == 0 || slash + 1 == text.size())
-      rd.fail(name, fmt::format("reference case '{}' must be formulation/integrator", text));
-    cc.formulation = text.substr(0, slash);
-    cc.integrator = text.substr(slash + 1);
-    cc.mark = SourceMark{name.Mark().line + 1, name.Mark().column + 1};
-    if (c["step"] && c["tol"]) rd.fail(c["tol"], fmt::format("reference case {}: give a step or a tol, not both", text));
-    if (!c["step"] && !c["tol"]) rd.fail(c, fmt::format("reference case {} needs its setting: step (s) or tol", text));
-    cc.fixed_step = static_cast<bool>(c["step"]);
-    cc.setting = rd.positive(c[cc.fixed_step ? "step" : "tol"], cc.fixed_step ? "reference case step" : "reference case tol");
-    for (const ConvergedCase& other : r.cases)
-      if (other.formulation == cc.formulation)
-        rd.fail(name, fmt::format("reference cases {} and {} are the same formulation: a converged reference needs independent "
-                                  "formulations, whose agreement bounds its error", other.name(), cc.name()));
-    r.cases.push_back(cc);
-  }
-  return r;
-}
-
-// score and reference of a linearization problem: the rule is on the eigenvalue error, against
-// the linearized pendulum's exact spectrum.
-Problem read_analysis_score(const Reader& rd, const YAML::Node& root, Problem p) {
-  const Frame frame{rd, p.model};  // p was moved in: a frame on the caller's model would dangle
-  const YAML::Node score = rd.required(root, "score", "the problem");
-  rd.expect_map(score, "score", {"rule", "objective"});
-  const YAML::Node rule = rd.required(score, "rule", "score");
-  rd.expect_map(rule, "score.rule", {"metric", "below"});
-  p.rule.metric = rd.text(rd.required(rule, "metric", "score.rule"), "score.rule.metric");
-  if (p.rule.metric != "eigenvalue_error")
-    rd.fail(rule["metric"], fmt::format("a linearization is scored by eigenvalue_error, not '{}'", p.rule.metric));
-  p.rule.below = rd.positive(rd.required(rule, "below", "score.rule"), "score.rule.below");
-  p.objective = score["objective"] ? rd.text(score["objective"], "score.objective") : "cpu_time";
-  if (p.objective != "cpu_time") rd.fail(score["objective"], fmt::format("unknown objective '{}' (known: cpu_time)", p.objective));
-  const YAML::Node ref = rd.required(root, "reference", "the problem");
-  rd.expect_map(ref, "reference", {"kind", "point", "pivot"});
-  const std::string kind = rd.text(rd.required(ref, "kind", "reference"), "reference.kind");
-  if (kind != "pendulum_linear")
-    rd.fail(ref["kind"], fmt::format("a linearization needs reference kind pendulum_linear, not '{}'", kind));
-  const Model& model = p.model;
-  ReferenceSpec r;
-  r.kind = kind;
-  const std::string point = rd.text(rd.required(ref, "point", "reference"), "reference.point");
-  r.point = model.find_point(point);
-  if (r.point == kNoPoint) rd.fail(ref["point"], fmt::format("reference names body '{}', which is not defined", point));
-  r.pivot = frame.point(rd.required(ref, "pivot", "reference"), "reference.pivot");
-  const auto rods = model.elements_of<Rod>();
-  if (rods.size() != 1 || model.elements.size() != 1 || model.points.size() != 1 || !model.bodies.empty() ||
-      !rods[0]->a.is_ground() || (rods[0]->a.at - r.pivot).norm() > 1e-12 * rods[0]->length)
-    rd.fail(ref["kind"], "pendulum_linear needs a model of one point on one rod from the ground at the pivot");
-  if (model.gravity.norm() == 0.0) rd.fail(ref["kind"], "pendulum_linear needs gravity");
-  // The linearization is about the static equilibrium: hanging straight down, at rest.
-  const PointMass& pm = model.points[r.point];
-  const Eigen::VectorXd d = pm.r0 - r.pivot;
-  if (pm.v0.norm() != 0.0 || (d.normalized() - model.gravity.normalized()).norm() > 1e-9)
-    rd.fail(ref["kind"], fmt::format("pendulum_linear needs {} at rest straight below the pivot (the equilibrium)", point));
-  p.reference = r;
-  return p;
-}
-
-}  // namespace
 
 const std::vector<std::string>& known_metrics() {
   static const std::vector<std::string> metrics{"max_energy_drift", "max_position_violation",
@@ -732,37 +569,35 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
       if (!ref.IsMap()) rd.fail(ref, "reference must be a mapping");
       const YAML::Node kind = rd.required(ref, "kind", "reference");
       const std::string k = rd.text(kind, "reference.kind");
-      if (k == "simple_pendulum_exact") {
-        p.reference = read_simple_pendulum_reference(rd, frame, ref, model);
-        p.measured_points = {{model.points[p.reference->point].name, measured_point(rd, ref["point"], model, "reference.point")}};
-      } else if (k == "equivalent_pendulum") {
-        p.reference = read_equivalent_pendulum_reference(rd, frame, ref, p);
-        if (!p.checks.empty()) rd.fail(score["checks"], "score.checks are not evaluated against an equivalent_pendulum reference");
-      } else if (k == "hinged_body_energy") {
-        p.reference = read_hinged_body_reference(rd, frame, ref, model);
-      } else if (k == "converged") {
-        p.reference = read_converged_reference(rd, ref, model, p);
-        if (!p.checks.empty()) rd.fail(score["checks"], "score.checks need an exact reference (simple_pendulum_exact, hinged_body_energy), not a converged one");
-      } else {
-        rd.fail(kind, fmt::format("unknown reference kind '{}' (known: simple_pendulum_exact, equivalent_pendulum, hinged_body_energy, converged)", k));
-      }
-      p.reference->mark = SourceMark{ref.Mark().line + 1, ref.Mark().column + 1};
-      const bool hinged = k == "hinged_body_energy";
+      const ReferenceKinds& kinds = ReferenceKinds::instance();
+      const ReferenceKindInfo* info = kinds.find(k);
+      if (!info || info->analysis)
+        rd.fail(kind, fmt::format("unknown reference kind '{}' (known: {})", k,
+                                  fmt::join(kinds.names([](const ReferenceKindInfo& i) { return !i.analysis; }), ", ")));
+      p.reference = info->read(ReadContext{rd, frame, model}, ref, p);
+      if (!p.checks.empty() && p.reference->info().check_quantities.empty())
+        rd.fail(score["checks"], fmt::format("score.checks need an exact reference that evaluates them ({}), not a {} one",
+                                             fmt::join(kinds.names([](const ReferenceKindInfo& i) {
+                                                         return i.exact && !i.analysis && !i.check_quantities.empty();
+                                                       }), ", "), k));
       for (size_t i = 0; i < p.checks.size(); ++i)
-        if (hinged != (p.checks[i].quantity == "angular_speed_at_vertical"))
+        if (!p.reference->evaluates(p.checks[i].quantity))
           rd.fail(score["checks"][i]["quantity"], fmt::format("check quantity '{}' does not apply to reference kind '{}'",
                                                               p.checks[i].quantity, k));
+      // An exact reference without positions (an energy balance) would leave the metric NaN: never
+      // passing, silently. (A converged one is not held to it, as before; it leaves it NaN too.)
+      if (p.rule.metric == "final_position_error" && p.reference->exact() && !p.reference->gives_final_position())
+        rd.fail(rule["metric"], fmt::format("metric final_position_error needs an exact solution in time ({}); {} gives none",
+                                            fmt::join(kinds.names([](const ReferenceKindInfo& i) { return i.final_position; }), ", "), k));
     } else if (p.rule.metric == "final_position_error") {
       rd.fail(rule["metric"], "metric final_position_error needs a 'reference' section");
     } else if (!p.checks.empty()) {
       rd.fail(score["checks"], "score.checks need a 'reference' section (the swings are counted about its pivot)");
     }
-    if (p.reference && p.reference->kind == "hinged_body_energy" && p.rule.metric == "final_position_error") {
-      rd.fail(rule["metric"], "metric final_position_error needs an exact solution in time; hinged_body_energy gives an energy balance only");
-    }
-    if ((p.rule.metric == "max_reference_error" || p.rule.metric == "final_reference_error") && p.measured_points.empty())
-      rd.fail(rule["metric"], fmt::format("metric {} needs a reference that gives positions in time (simple_pendulum_exact, "
-                                          "equivalent_pendulum or converged)", p.rule.metric));
+    if ((p.rule.metric == "max_reference_error" || p.rule.metric == "final_reference_error") &&
+        !(p.reference && p.reference->gives_positions_in_time()))
+      rd.fail(rule["metric"], fmt::format("metric {} needs a reference that gives positions in time ({})", p.rule.metric,
+                                          fmt::join(ReferenceKinds::instance().names([](const ReferenceKindInfo& i) { return i.positions_in_time; }), " or ")));
     return p;
   } catch (const YAML::Exception& e) {  // e.g. a conversion yaml-cpp refused
     throw ProblemError(fmt::format("{}:{}:{}: {}", file_name, e.mark.line + 1, e.mark.column + 1, e.msg));

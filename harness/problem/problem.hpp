@@ -52,7 +52,8 @@ struct Check {
                            //   the reference point through the vertical below the pivot;
                            // "energy": total energy (J) at that same time;
                            // "angular_speed_at_vertical": |omega| (rad/s) of the reference body when
-                           //   it first passes its lowest position (hinged_body_energy reference)
+                           //   it first passes its lowest position
+                           // (which quantities apply depends on the reference kind)
   int swings = 1;
   std::string sampling = "interpolated";  // angular_speed_at_vertical: "step" = the first step past
                                           // the vertical, no interpolation (the source's rule)
@@ -63,32 +64,15 @@ struct Check {
   bool published_is_target = false;
 };
 
-// One run of a converged reference: a case at a setting far tighter than any rule.
-struct ConvergedCase {
-  std::string formulation, integrator;
-  bool fixed_step = false;  // setting is a step (s); else a tolerance
-  double setting = 0.0;
-  SourceMark mark;          // where the case is named, for messages
-  std::string name() const { return formulation + "/" + integrator; }
-};
-
-// What the harness compares against; `kind` names one of harness/reference/.
-struct ReferenceSpec {
-  std::string kind;            // "simple_pendulum_exact", "hinged_body_energy", "pendulum_linear" or "converged"
-  SourceMark mark;             // the reference section, for messages
-  std::vector<ConvergedCase> cases;  // converged: two or more, of different formulations
-  int point = kNoPoint;        // simple_pendulum_exact: point index in the model
-  int body = -1;               // hinged_body_energy: rigid-body index
-  Eigen::VectorXd pivot;       // a point on the pivot (axis), local frame (m)
-  Eigen::Vector3d axis = Eigen::Vector3d::Zero();  // hinged_body_energy: hinge axis (unit, local frame)
-  double inertia = 0.0, moment = 0.0;  // equivalent_pendulum: J (kg m^2) and c (kg m) of J phi'' = -g c sin phi
-};
+// What the harness compares against: one of the registered reference kinds (harness/references/,
+// problem/reference_kinds.hpp).
+class Reference;
 
 // A problem analysed without time integration. kind "linearization": each formulation linearizes
 // its equations about the initial configuration (a static equilibrium), and the harness times
 // `repetitions` executions of the whole linearization (terms, eigenvalues, discrimination).
 // The measured points at the output times t_k = min(k dt, t_end), as an exact solution or a converged
-// reference gives them (harness/reference/). Every run's points are read at the same times
+// reference gives them (harness/references/). Every run's points are read at the same times
 // (run/point_sampler.hpp) and its reference error is the largest distance from these.
 struct ReferenceTrajectory {
   std::string kind;                // the reference kind it comes from
@@ -97,6 +81,9 @@ struct ReferenceTrajectory {
   Eigen::MatrixXd x;               // samples x (dim * points), m
   double uncertainty = 0.0;        // m: converged: the largest disagreement between its cases; exact: 0
   std::string provenance;          // one line: how it was obtained
+  // Where it is kept with the results, relative to results/<problem>/ (a computed reference, read
+  // back by later runs); empty for a closed form, evaluated again at will.
+  std::string file;
 };
 
 struct Analysis {
@@ -114,7 +101,7 @@ struct Problem {
   std::optional<Analysis> analysis;  // analysis problems: no time integration
   Rule rule;
   std::string objective;  // "cpu_time"
-  std::optional<ReferenceSpec> reference;
+  std::shared_ptr<const Reference> reference;  // null without a `reference` section
   // The points a reference error measures (reference.points; default: the history point).
   std::vector<std::pair<std::string, Combo>> measured_points;
   // Attached before the runs (run/reference_setup.hpp) when the reference gives positions in time.

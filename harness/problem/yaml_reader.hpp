@@ -154,4 +154,8 @@ struct ReadContext {
   Eigen::VectorXd direction(const YAML::Node& n, const std::string& what) const;
 };
 
+// A point the histories or a reference measure: "NAME" (a point mass, or a rigid body's centroid)
+// or "BODY.POINT".
+Combo measured_point(const Reader& rd, const YAML::Node& n, const Model& model, const std::string& what);
+
 }  // namespace mbs

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "report/report.hpp"
+#include "problem/reference_kinds.hpp"
 #include "run/linearization_case.hpp"
 
 namespace mbs {
@@ -19,7 +20,7 @@ std::string format_linearization_table(const BenchReport& report) {
   const Problem& p = *report.problem;
   std::string out = fmt::format("{} — {}\n", p.name, p.title);
   std::string exact;
-  for (const auto& s : exact_pendulum_eigenvalues(p)) exact += fmt::format(" {:+.6f}i", s.imag());
+  for (const auto& s : p.reference->eigenvalues(p)) exact += fmt::format(" {:+.6f}i", s.imag());
   out += fmt::format("rule: {} < {:g} (norm-2 of true - exact eigenvalues; exact:{}); time: {} executions of the "
                      "whole linearization, Google Benchmark, median of {} repetitions\n",
                      p.rule.metric, p.rule.below, exact, p.analysis->repetitions, 5);

@@ -14,8 +14,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "problem/reference_kinds.hpp"
 #include "report/json_writer.hpp"
-#include "reference/converged.hpp"
 
 namespace mbs {
 namespace fs = std::filesystem;
@@ -230,7 +230,7 @@ std::string to_json(const BenchReport& report) {
   if (const auto& ref = p.reference_trajectory) {
     j.key("reference").begin_object().field("kind", ref->kind).field("uncertainty_m", ref->uncertainty);
     j.field("provenance", ref->provenance).field("measured_points", measured_names(p)).field("output_interval_s", ref->dt);
-    if (ref->kind == "converged") j.field("file", "reference/trajectory.csv").field("problem_hash", p.source_hash);
+    if (!ref->file.empty()) j.field("file", ref->file).field("problem_hash", p.source_hash);
     j.end_object();
   }
   j.field("created", report.created).field("build", report.build);
@@ -469,9 +469,9 @@ void write_results(const BenchReport& report, const std::string& results_root) {
     write_file(staging / "summary.json", to_json(report));
     write_file(staging / "summary.csv", to_csv(report));
     write_file(staging / "summary.md", to_markdown(report));
-    if (report.problem->reference_trajectory && report.problem->reference_trajectory->kind == "converged") {
-      fs::create_directories(staging / "reference");
-      write_file(staging / "reference" / "trajectory.csv", converged_reference_csv(*report.problem, *report.problem->reference_trajectory));
+    if (const auto& ref = report.problem->reference_trajectory; ref && !ref->file.empty()) {
+      fs::create_directories((staging / ref->file).parent_path());
+      write_file(staging / ref->file, report.problem->reference->stored_text(*report.problem, *ref));
     }
     for (const CaseResult& r : report.rows)
       if (!r.history.empty()) write_file(staging / "histories" / history_file_name(r), history_text(report, r));

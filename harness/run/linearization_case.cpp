@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include "elements/rod.hpp"
+#include "problem/reference_kinds.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -81,7 +82,7 @@ CaseResult run_linearization_case(const Problem& problem, const Formulation& for
     if (!lin) throw SolverError("create_linearizer returned nothing");
     row.linearization = lin->linearize();
     row.score.completed = true;
-    row.score.eigenvalue_error = eigenvalue_error(row.linearization->eigenvalues, exact_pendulum_eigenvalues(problem));
+    row.score.eigenvalue_error = eigenvalue_error(row.linearization->eigenvalues, problem.reference->eigenvalues(problem));
     int n_true = 0;
     for (const Eigenvalue& e : row.linearization->eigenvalues) n_true += e.is_true;
     const bool ok = passes(problem, row.score);

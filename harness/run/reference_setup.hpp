@@ -21,7 +21,7 @@ struct ReferenceSetup {
 };
 
 // Sets problem.reference_trajectory. Throws ProblemError when a converged reference cannot be
-// defended (see reference/converged.hpp).
+// defended (see references/converged.hpp).
 ReferenceSetup attach_reference(Problem& problem, const ReferenceOptions& options);
 
 // results_dir/<problem>/reference/trajectory.csv

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <fmt/format.h>
 
-#include "run/crossings.hpp"
 
 namespace mbs {
 
@@ -44,8 +43,7 @@ bool passes(const Problem& problem, const Score& score) {
 ScoringObserver::ScoringObserver(const Problem& problem, bool record_history)
     : problem_(problem), nat_(problem.model), record_(record_history), phi_(nat_.nc()), phi_v_(nat_.nc()),
       q_last_(nat_.nq()) {
-  if (problem.reference && problem.reference->kind == "simple_pendulum_exact") exact_ = SimplePendulumExact::from_problem(problem);
-  if (problem.reference && problem.reference->kind == "hinged_body_energy") hinged_ = HingedBodyExact::from_problem(problem);
+  if (problem.reference) reference_ = problem.reference->observer(problem);
   contacts_ = plane_contacts(problem.model);
   if (const auto& ref = problem.reference_trajectory) {
     std::vector<Combo> points;
@@ -72,7 +70,7 @@ void ScoringObserver::reset() {
   vn_prev_.setZero(static_cast<Eigen::Index>(contacts_.size()));
   history_.clear();
   history_extra_.clear();
-  swing_.clear();
+  if (reference_) reference_->reset();
   next_output_ = 0.0;
   if (sampler_) sampler_->reset();
   max_ref_err_ = 0.0;
@@ -157,13 +155,8 @@ void ScoringObserver::on_step(double t, const Eigen::VectorXd& q, const Eigen::V
       if (k == last) final_ref_err_ = e;
     });
   }
-  if (!problem_.checks.empty() && exact_) {  // scoring runs only: this may allocate, the timed runs observe nothing
-    const int d = problem_.model.dim, p = problem_.reference->point;
-    swing_.push_back({t, exact_->swing_offset(q.segment(d * p, d)), exact_->swing_rate(v.segment(d * p, d)), e, 0.0});
-  }
-  if (!problem_.checks.empty() && hinged_)
-    swing_.push_back({t, hinged_->angle(q), hinged_->angle_rate(q, v), e,
-                      nat_.angular_velocity(problem_.reference->body, q, v).norm()});
+  if (!problem_.checks.empty() && reference_)  // scoring runs only: this may allocate, the timed runs observe nothing
+    reference_->observe(t, q, v, e);
   if (record_ && (first_ || t >= next_output_ - 1e-12 * problem_.run.end_time ||
                   t >= problem_.run.end_time * (1 - 1e-14))) {
     // The point's first two coordinates in the model's frame: in-plane (along plane.e1, e2) for
@@ -199,67 +192,8 @@ void ScoringObserver::finish(Score& score) const {
     score.final_reference_error = all ? final_ref_err_ : std::numeric_limits<double>::quiet_NaN();
   }
   score.micro_impacts = micro_;
-  if (exact_ && !first_) {
-    const int d = problem_.model.dim, p = problem_.reference->point;
-    score.final_position_error = (q_last_.segment(d * p, d) - exact_->position(t_last_)).norm();
-  }
   score.checks.assign(problem_.checks.size(), CheckValue{});
-  if (problem_.checks.empty() || swing_.empty()) return;
-  if (hinged_) return finish_hinged_checks(score);
-  // Crossings of the vertical below the pivot, Hermite-interpolated: n swings after the first
-  // crossing is the (2n)-th crossing after it, whatever the release side.
-  std::vector<Sample> samples;
-  samples.reserve(swing_.size());
-  for (const SwingSample& w : swing_) samples.push_back({w.t, w.s, w.s_dot});
-  const std::vector<double> c = crossing_times(samples, 0.0, Direction::kAny);
-  for (size_t i = 0; i < problem_.checks.size(); ++i) {
-    const Check& check = problem_.checks[i];
-    CheckValue& cv = score.checks[i];
-    cv.target = check.quantity == "period" ? check.swings * exact_->period() : e0_;
-    const size_t end = 2 * static_cast<size_t>(check.swings);
-    if (c.size() <= end) continue;  // not reached: NaN
-    if (check.quantity == "period") {
-      cv.value = c[end] - c[0];
-    } else {
-      // Energy at the swing's end: linear between the steps around it (E changes by O(drift) per step).
-      const double t = c[end];
-      size_t k = 1;
-      while (k + 1 < swing_.size() && swing_[k].t < t) ++k;
-      const SwingSample &a = swing_[k - 1], &b = swing_[k];
-      cv.value = a.e + (b.e - a.e) * (t - a.t) / (b.t - a.t);
-    }
-  }
-}
-
-// |omega| when the body first passes the vertical (theta falls through 0): by the source's rule,
-// at the first step with theta <= 0; interpolated, as a function of theta rather than of t: the
-// quadratic through the three steps around the crossing, evaluated at theta = 0. In time, |omega| is
-// at its maximum there, and a step's velocities are consistent with its positions only to the
-// method's order (for the trapezoidal rule the chord is the mean of the end velocities), so
-// interpolating in t leaves O(h^2) (3e-4 rad/s at h = 9e-3 s); along the orbit |omega|(theta) is
-// smooth and even, and the quadratic's error is O(dtheta^3) with a vanishing third derivative.
-void ScoringObserver::finish_hinged_checks(Score& score) const {
-  size_t k = 1;
-  while (k < swing_.size() && swing_[k].s > 0.0) ++k;
-  for (size_t i = 0; i < problem_.checks.size(); ++i) {
-    CheckValue& cv = score.checks[i];
-    cv.target = hinged_->angular_speed_at_vertical();
-    if (k >= swing_.size()) continue;  // never reached the vertical: NaN
-    if (problem_.checks[i].sampling == "step") {
-      cv.value = swing_[k].w;
-      continue;
-    }
-    if (swing_.size() < 3) continue;
-    const size_t j = std::min(k + 1, swing_.size() - 1) - 2;  // samples j, j+1, j+2 around the crossing
-    double value = 0.0;
-    for (size_t a = j; a < j + 3; ++a) {  // Lagrange basis at theta = 0
-      double l = 1.0;
-      for (size_t b = j; b < j + 3; ++b)
-        if (b != a) l *= (0.0 - swing_[b].s) / (swing_[a].s - swing_[b].s);
-      value += l * swing_[a].w;
-    }
-    cv.value = value;
-  }
+  if (reference_ && !first_) reference_->finish(t_last_, q_last_, score);
 }
 
 Score score_run(const Problem& problem, Simulator& sim, ScoringObserver& observer) {

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,8 +14,7 @@
 #include "elements/plane_contact.hpp"
 #include "run/point_sampler.hpp"
 #include "problem/problem.hpp"
-#include "reference/hinged_body.hpp"
-#include "reference/simple_pendulum.hpp"
+#include "problem/reference_kinds.hpp"
 
 namespace mbs {
 
@@ -97,8 +97,8 @@ class ScoringObserver final : public StepObserver {
  private:
   const Problem& problem_;
   NaturalCoordinates nat_;
-  std::optional<SimplePendulumExact> exact_;
-  std::optional<HingedBodyExact> hinged_;
+  // The reference's checks and final position (null when it gives neither).
+  std::unique_ptr<ReferenceObserver> reference_;
   std::vector<const PlaneContact*> contacts_;
   struct Periodic {
     const Element* element;
@@ -120,13 +120,6 @@ class ScoringObserver final : public StepObserver {
   Eigen::VectorXd phi_, phi_v_, q_last_;
   std::vector<HistoryRow> history_;
   std::vector<double> history_extra_;
-  // For published checks, at every step: the swing coordinate (pendulum: offset from the vertical,
-  // m; hinged body: angle, rad) and its rate, the energy, and a hinged body's |omega| (rad/s).
-  struct SwingSample {
-    double t, s, s_dot, e, w;
-  };
-  void finish_hinged_checks(Score& score) const;
-  std::vector<SwingSample> swing_;
   // Contacts: previous normal velocities and the events found so far (scoring runs only).
   Eigen::VectorXd vn_prev_;
   double max_pen_ = 0.0, e_ref_ = 0.0, max_drift_impacts_ = 0.0;

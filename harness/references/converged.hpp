@@ -12,8 +12,34 @@
 #include <string>
 
 #include "problem/problem.hpp"
+#include "problem/reference_kinds.hpp"
 
 namespace mbs {
+
+// One run of a converged reference: a case at a setting far tighter than any rule.
+struct ConvergedCase {
+  std::string formulation, integrator;
+  bool fixed_step = false;  // setting is a step (s); else a tolerance
+  double setting = 0.0;
+  SourceMark mark;          // where the case is named, for messages
+  std::string name() const { return formulation + "/" + integrator; }
+};
+
+// reference kind "converged": {kind, points, cases: [{case: F/I, step: h | tol: t}, ...]}. The
+// measured points (reference.points; default: the history point) in time, read from
+// results/<problem>/reference/trajectory.csv while the problem file is unchanged, else computed.
+class ConvergedReference final : public Reference {
+ public:
+  using Reference::Reference;
+  std::vector<ConvergedCase> cases;  // two or more, of different formulations
+
+  std::shared_ptr<const ReferenceTrajectory> trajectory(const Problem& problem, const ReferenceOptions& options,
+                                                        ReferenceSetup& setup) const override;
+  std::string stored_text(const Problem& problem, const ReferenceTrajectory& trajectory) const override;
+};
+
+// Where it is kept, relative to results/<problem>/.
+inline constexpr const char* kConvergedReferenceFile = "reference/trajectory.csv";
 
 // The reference must be this many times more accurate than a reference-error rule's threshold.
 inline constexpr double kReferenceMargin = 100.0;

@@ -7,6 +7,7 @@
 
 #include "core/model.hpp"
 #include "problem/problem.hpp"
+#include "problem/reference_kinds.hpp"
 
 namespace mbs {
 
@@ -18,7 +19,8 @@ class SimplePendulumExact {
  public:
   // length (m), gravity magnitude (m/s^2), initial angle from the downward vertical (rad).
   SimplePendulumExact(double length, double g, double theta0);
-  // From a problem's reference section: pivot, point, gravity and initial position from the model.
+  // From a problem's simple_pendulum_exact reference: pivot, point, gravity and initial position
+  // from the model.
   static SimplePendulumExact from_problem(const Problem& problem);
 
   double period() const;                  // s
@@ -35,6 +37,19 @@ class SimplePendulumExact {
  private:
   double L_, k_, K_, w0_;
   Eigen::VectorXd pivot_, down_, side_;  // local frame: pivot, unit downward, unit towards release side
+};
+
+// reference kind "simple_pendulum_exact": {kind, point, pivot}, a point mass hung from the pivot by
+// one rod and released from rest (the loader checks the model is just that). Gives the point's
+// position in time, its final position, and the swing checks (period, energy after n swings).
+class SimplePendulumReference final : public Reference {
+ public:
+  using Reference::Reference;
+  int point = kNoPoint;   // point-mass index in the model
+  Eigen::VectorXd pivot;  // local frame (m)
+
+  std::shared_ptr<const ReferenceTrajectory> trajectory(const Problem& problem, const ReferenceOptions&, ReferenceSetup& setup) const override;
+  std::unique_ptr<ReferenceObserver> observer(const Problem& problem) const override;
 };
 
 }  // namespace mbs

@@ -1,4 +1,4 @@
-#include "reference/converged.hpp"
+#include "references/converged.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -6,9 +6,12 @@
 #include <fstream>
 #include <sstream>
 
+#include <iostream>
+
 #include "core/formulation.hpp"
 #include "problem/yaml_reader.hpp"
 #include "run/point_sampler.hpp"
+#include "run/reference_setup.hpp"
 
 namespace mbs {
 namespace {
@@ -60,7 +63,9 @@ std::vector<std::string> reference_columns(const Problem& problem) {
 std::shared_ptr<const ReferenceTrajectory> compute_converged_reference(const Problem& problem,
                                                                        void (*progress)(const std::string&)) {
   const Reader rd(problem.file);
-  const ReferenceSpec& spec = *problem.reference;
+  const ConvergedReference* converged = reference_as<ConvergedReference>(problem);
+  if (!converged) throw ProblemError(fmt::format("{}: the problem has no converged reference", problem.file));
+  const ConvergedReference& spec = *converged;
   std::vector<Eigen::MatrixXd> runs(spec.cases.size());
   std::vector<std::string> done;
   for (size_t i = 0; i < spec.cases.size(); ++i) {
@@ -117,13 +122,14 @@ std::shared_ptr<const ReferenceTrajectory> compute_converged_reference(const Pro
         if (e > worst) worst = e, t_worst = std::min(static_cast<double>(k) * dt, t_end), worst_case = i;
       }
   if (is_reference_metric(problem.rule.metric) && !(worst * kReferenceMargin <= problem.rule.below))
-    rd.fail_at(spec.mark, fmt::format("converged reference: {} and {} disagree by {:.3g} m (at t = {:g} s), not {:g}x below the "
+    rd.fail_at(spec.mark(), fmt::format("converged reference: {} and {} disagree by {:.3g} m (at t = {:g} s), not {:g}x below the "
                                       "rule's {:g} m; tighten the reference cases' settings",
                                       spec.cases[0].name(), spec.cases[worst_case].name(), worst, t_worst, kReferenceMargin,
                                       problem.rule.below));
 
   auto ref = std::make_shared<ReferenceTrajectory>();
   ref->kind = "converged";
+  ref->file = kConvergedReferenceFile;
   ref->dim = d;
   ref->dt = dt;
   ref->t_end = t_end;
@@ -161,6 +167,7 @@ std::shared_ptr<const ReferenceTrajectory> read_converged_reference(const Proble
   if (!in) return no(fmt::format("no stored reference at {}", path));
   auto ref = std::make_shared<ReferenceTrajectory>();
   ref->kind = "converged";
+  ref->file = kConvergedReferenceFile;
   std::string line, hash, head;
   while (std::getline(in, line) && !line.empty() && line[0] == '#') {
     auto value = [&](const char* key) -> std::optional<std::string> {
@@ -204,5 +211,87 @@ std::shared_ptr<const ReferenceTrajectory> read_converged_reference(const Proble
   }
   return ref;
 }
+
+namespace {
+void to_stderr(const std::string& line) { std::cerr << "bench: " << line << "\n"; }
+}  // namespace
+
+std::shared_ptr<const ReferenceTrajectory> ConvergedReference::trajectory(const Problem& problem, const ReferenceOptions& options,
+                                                                         ReferenceSetup& setup) const {
+  const std::string path = converged_reference_path(options.results_dir, problem.name);
+  std::string why;
+  if (!options.rebuild) {
+    if (auto stored = read_converged_reference(problem, path, &why)) {
+      setup.note = fmt::format("converged reference read from {} (uncertainty {:.3g} m)", path, stored->uncertainty);
+      return stored;
+    }
+  } else {
+    why = "--rebuild-reference";
+  }
+  to_stderr(fmt::format("{}: computing the converged reference ({})", problem.name, why));
+  auto computed = compute_converged_reference(problem, to_stderr);
+  setup.computed = true;
+  setup.note = fmt::format("converged reference computed: {}; uncertainty {:.3g} m", computed->provenance, computed->uncertainty);
+  to_stderr(fmt::format("{}: {}", problem.name, setup.note));
+  return computed;
+}
+
+std::string ConvergedReference::stored_text(const Problem& problem, const ReferenceTrajectory& trajectory) const {
+  return converged_reference_csv(problem, trajectory);
+}
+
+namespace {
+
+std::shared_ptr<const Reference> read_converged(const ReadContext& ctx, const YAML::Node& ref, Problem& p);
+
+const ReferenceKindInfo kConverged{
+    "converged",
+    "computed by the harness: two or more formulations at tight settings agree on the measured points in time",
+    /*analysis=*/false, /*exact=*/false, /*positions_in_time=*/true, /*final_position=*/false,
+    /*check_quantities=*/{}, read_converged};
+MBS_REGISTER_REFERENCE_KIND(converged, kConverged);
+
+// The case names are checked against the formulation registry when the reference is computed, with
+// these marks.
+std::shared_ptr<const Reference> read_converged(const ReadContext& ctx, const YAML::Node& ref, Problem& p) {
+  const Reader& rd = ctx.rd;
+  const Model& model = p.model;
+  rd.expect_map(ref, "reference", {"kind", "points", "cases"});
+  auto r = std::make_shared<ConvergedReference>(kConverged, ctx.mark(ref));
+  p.measured_points = {{p.history_name, p.history_point}};
+  if (const YAML::Node points = ref["points"]) {
+    if (!points.IsSequence() || points.size() == 0) rd.fail(points, "reference.points must be a non-empty list of points (NAME or BODY.POINT)");
+    p.measured_points.clear();
+    for (const YAML::Node& n : points)
+      p.measured_points.emplace_back(rd.text(n, "reference.points"), measured_point(rd, n, model, "reference.points"));
+  }
+  const YAML::Node cases = rd.required(ref, "cases", "reference (converged)");
+  if (!cases.IsSequence() || cases.size() < 2)
+    rd.fail(cases, "reference.cases must list at least two cases of different formulations: their agreement is the reference's uncertainty");
+  for (const YAML::Node& c : cases) {
+    rd.expect_map(c, "a reference case", {"case", "step", "tol"});
+    ConvergedCase cc;
+    const YAML::Node name = rd.required(c, "case", "a reference case (formulation/integrator)");
+    const std::string text = rd.text(name, "reference case");
+    const size_t slash = text.find('/');
+    if (slash == std::string::npos || slash == 0 || slash + 1 == text.size())
+      rd.fail(name, fmt::format("reference case '{}' must be formulation/integrator", text));
+    cc.formulation = text.substr(0, slash);
+    cc.integrator = text.substr(slash + 1);
+    cc.mark = ctx.mark(name);
+    if (c["step"] && c["tol"]) rd.fail(c["tol"], fmt::format("reference case {}: give a step or a tol, not both", text));
+    if (!c["step"] && !c["tol"]) rd.fail(c, fmt::format("reference case {} needs its setting: step (s) or tol", text));
+    cc.fixed_step = static_cast<bool>(c["step"]);
+    cc.setting = rd.positive(c[cc.fixed_step ? "step" : "tol"], cc.fixed_step ? "reference case step" : "reference case tol");
+    for (const ConvergedCase& other : r->cases)
+      if (other.formulation == cc.formulation)
+        rd.fail(name, fmt::format("reference cases {} and {} are the same formulation: a converged reference needs independent "
+                                  "formulations, whose agreement bounds its error", other.name(), cc.name()));
+    r->cases.push_back(cc);
+  }
+  return r;
+}
+
+}  // namespace
 
 }  // namespace mbs

@@ -9,6 +9,7 @@
 #include <Eigen/Dense>
 
 #include "problem/problem.hpp"
+#include "problem/reference_kinds.hpp"
 
 namespace mbs {
 
@@ -28,6 +29,19 @@ class HingedBodyExact {
   Eigen::Vector3d pivot_, axis_, down_;
   double sign_ = 1.0, theta0_ = 0.0, I_axis_ = 0.0, omega_vertical_ = 0.0;
   int offset_ = 0;
+};
+
+// reference kind "hinged_body_energy": {kind, body, pivot, axis}, a rigid body on two or more
+// spherical joints to the ground along the axis, released from rest (the loader checks the model is
+// just that). Gives the check angular_speed_at_vertical; no positions in time.
+class HingedBodyReference final : public Reference {
+ public:
+  using Reference::Reference;
+  int body = -1;                                   // rigid-body index
+  Eigen::Vector3d pivot = Eigen::Vector3d::Zero();  // a point on the axis, local frame (m)
+  Eigen::Vector3d axis = Eigen::Vector3d::Zero();   // unit, local frame
+
+  std::unique_ptr<ReferenceObserver> observer(const Problem& problem) const override;
 };
 
 }  // namespace mbs

@@ -9,6 +9,8 @@
 
 #include <Eigen/Dense>
 
+#include "problem/reference_kinds.hpp"
+
 namespace mbs {
 
 // am(u, k) (rad, continuous in u) by the arithmetic-geometric mean (Abramowitz & Stegun 16.4), 0 <= k < 1.
@@ -42,6 +44,21 @@ class EquivalentPendulum {
   double w0_ = 0.0, W_ = 0.0, k_ = 0.0, u0_ = 0.0;
   double L_ = 0.0;
   Eigen::VectorXd pivot_, down_, side_;
+};
+
+// reference kind "equivalent_pendulum": {kind, point, pivot, inertia, moment}: the problem file's
+// reduction of a 1-DOF mechanism to J phi'' = -g c sin phi, for the measured point (NAME or
+// BODY.POINT) about the pivot. The loader checks J against the model's kinetic energy at t = 0; c is
+// the problem file's claim (a wrong one shows as every formulation converging elsewhere).
+class EquivalentPendulumReference final : public Reference {
+ public:
+  using Reference::Reference;
+  Eigen::VectorXd pivot;               // local frame (m)
+  double inertia = 0.0, moment = 0.0;  // J (kg m^2), c (kg m)
+
+  EquivalentPendulum exact(const Problem& problem) const;
+  std::shared_ptr<const ReferenceTrajectory> trajectory(const Problem& problem, const ReferenceOptions&, ReferenceSetup& setup) const override;
+  std::unique_ptr<ReferenceObserver> observer(const Problem& problem) const override;
 };
 
 }  // namespace mbs
