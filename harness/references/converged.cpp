@@ -145,6 +145,11 @@ std::string converged_reference_csv(const Problem& problem, const ReferenceTraje
   out += fmt::format("# provenance: {}\n", reference.provenance);
   out += fmt::format("# uncertainty_m: {:.6e}\n", reference.uncertainty);
   out += "# (the largest distance between the cases' measured points over the output times)\n";
+  return out + reference_csv_samples(problem, reference);
+}
+
+std::string reference_csv_samples(const Problem& problem, const ReferenceTrajectory& reference) {
+  std::string out;
   out += fmt::format("# dim: {}\n# output_interval_s: {:.17g}\n# end_time_s: {:.17g}\n", reference.dim, reference.dt, reference.t_end);
   out += fmt::format("# columns: t (s), then each measured point's coordinates (m, {})\n",
                      problem.model.dim == 2 ? "in-plane along plane.e1, plane.e2" : "world x, y, z");

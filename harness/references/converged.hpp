@@ -60,6 +60,11 @@ std::string converged_reference_csv(const Problem& problem, const ReferenceTraje
 std::shared_ptr<const ReferenceTrajectory> read_converged_reference(const Problem& problem, const std::string& path,
                                                                     std::string* why);
 
+// The sampled part of a stored reference, shared by every kind that writes one: the '# dim',
+// '# output_interval_s', '# end_time_s' and '# columns' header lines, the column heads, then one
+// row per output time.
+std::string reference_csv_samples(const Problem& problem, const ReferenceTrajectory& reference);
+
 // The measured points' names as CSV column heads: "F.x", "F.y"...
 std::vector<std::string> reference_columns(const Problem& problem);
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/natural_coordinates.hpp"
+#include "references/converged.hpp"
 #include "run/reference_setup.hpp"
 #include "run/scoring.hpp"
 
@@ -125,8 +126,17 @@ std::shared_ptr<const ReferenceTrajectory> EquivalentPendulumReference::trajecto
   for (int k = 0; k < samples; ++k) ref->x.row(k) = e.position(std::min(k * ref->dt, ref->t_end)).transpose();
   ref->provenance = fmt::format("exact solution of the reduced pendulum J phi'' = -g c sin phi ({}, Jacobi elliptic functions)",
                                 e.motion() == EquivalentPendulum::Motion::kCirculation ? "full turns" : "libration");
+  ref->file = kConvergedReferenceFile;
   setup.note = ref->provenance;
   return ref;
+}
+
+std::string EquivalentPendulumReference::stored_text(const Problem& problem, const ReferenceTrajectory& reference) const {
+  std::string out = fmt::format("# mbsbench exact reference of {} ({})\n", problem.name, kind());
+  out += fmt::format("# problem_hash: {}\n", problem.source_hash);
+  out += fmt::format("# provenance: {}\n", reference.provenance);
+  out += fmt::format("# J = {:.17g} kg m^2, c = {:.17g} kg m; uncertainty_m: 0 (round-off)\n", inertia, moment);
+  return out + reference_csv_samples(problem, reference);
 }
 
 namespace {

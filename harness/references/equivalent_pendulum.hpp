@@ -59,6 +59,8 @@ class EquivalentPendulumReference final : public Reference {
   EquivalentPendulum exact(const Problem& problem) const;
   std::shared_ptr<const ReferenceTrajectory> trajectory(const Problem& problem, const ReferenceOptions&, ReferenceSetup& setup) const override;
   std::unique_ptr<ReferenceObserver> observer(const Problem& problem) const override;
+  // Written with the results (reference/trajectory.csv) so reports can draw it; never read back.
+  std::string stored_text(const Problem& problem, const ReferenceTrajectory& reference) const override;
 };
 
 }  // namespace mbs
