@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <unistd.h>
 #include <spdlog/spdlog.h>
 
 #include "core/formulation.hpp"
@@ -21,6 +22,7 @@
 #include "report/report.hpp"
 #include "run/bench_case.hpp"
 #include "run/linearization_case.hpp"
+#include "run/progress.hpp"
 #include "run/reference_setup.hpp"
 #include "run/timing.hpp"
 
@@ -114,7 +116,7 @@ int main(int argc, char** argv) {
   std::string problem_arg, formulation_arg = "all", problems_dir = MBS_SOURCE_DIR "/problems", results_dir = "results";
   std::string compare;
   bool list = false, verbose = false, no_write = false, project_initial_state = false, rebuild_reference = false;
-  bool at_baseline_settings = false;
+  bool at_baseline_settings = false, quiet = false;
   double min_time = 0.3, timeout = 0.0;
   std::optional<double> step, tol;
   app.add_option("-p,--problem", problem_arg,
@@ -143,6 +145,7 @@ int main(int argc, char** argv) {
   app.add_flag("--rebuild-reference", rebuild_reference,
                "recompute converged references even where results/<problem>/reference/ holds one for this problem file");
   app.add_flag("-v,--verbose", verbose, "log progress and every tuner trial");
+  app.add_flag("-q,--quiet", quiet, "no progress line on stderr (shown only when stderr is a terminal)");
   CLI11_PARSE(app, argc, argv);
 
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
@@ -207,6 +210,15 @@ int main(int argc, char** argv) {
   options.min_time_s = min_time;
   options.timeout_s = timeout;
   std::signal(SIGINT, on_interrupt);
+  int total_cases = 0;
+  for (const Problem& p : problems) {
+    total_cases += static_cast<int>(cases.size());
+    if (p.published_step && !step && !p.analysis)
+      for (const auto& c : cases) total_cases += c.second.kind == SettingKind::kFixedStep;
+  }
+  // --verbose logs every step of the way itself; the status line would interleave with it.
+  Progress progress(std::cerr, !quiet && !verbose && isatty(STDERR_FILENO), total_cases);
+  options.on_progress = [&progress](const std::string& what) { progress.update(what); };
 
   int exit_code = kExitOk;
   std::vector<BenchReport> reports;
@@ -225,11 +237,17 @@ int main(int argc, char** argv) {
     for (const auto& [f, info] : cases) {
       if (g_interrupted) break;
       spdlog::info("{}: {}/{} ...", problem.name, f->name(), info.name);
+      progress.begin_case(problem.name, f->name() + "/" + info.name);
       if (problem.analysis) {  // one linearization per formulation, whatever its integrators
         bool done = false;
         for (const CaseResult& r : report.rows) done = done || r.formulation == f->name();
-        if (done) continue;
+        if (done) {
+          progress.end_case();
+          continue;
+        }
+        progress.update("linearizing");
         report.rows.push_back(run_linearization_case(problem, *f));
+        progress.end_case();
         if (report.rows.back().status == "fail" || report.rows.back().status == "error") exit_code = kExitCaseFailed;
         continue;
       }
@@ -239,6 +257,7 @@ int main(int argc, char** argv) {
           // No setting in the baseline (unsupported, or it never passed nor failed at one): nothing
           // to re-run cheaply, and nothing the comparison could hold against it.
           spdlog::info("{}: {}/{} has no baseline setting; skipped", problem.name, f->name(), info.name);
+          progress.end_case();
           continue;
         }
         if (baseline == given_settings.end()) {
@@ -258,6 +277,7 @@ int main(int argc, char** argv) {
         r.message = fmt::format("unexpected error: {}", e.what());
         report.rows.push_back(r);
       }
+      progress.end_case();
       const CaseResult& r = report.rows.back();
       spdlog::info("{}: {} -> {} {}", problem.name, r.case_name(), r.status, r.message);
       if (r.status == "fail" || r.status == "error") exit_code = kExitCaseFailed;
@@ -268,13 +288,16 @@ int main(int argc, char** argv) {
       published.step = problem.published_step;
       for (const auto& [f, info] : cases) {
         if (g_interrupted || info.kind != SettingKind::kFixedStep) continue;
+        progress.begin_case(problem.name, f->name() + "/" + info.name + " at the published step");
         report.rows.push_back(run_case(problem, *f, info, published));
+        progress.end_case();
         judge_by_published_checks(problem, report.rows.back());
         const CaseResult& r = report.rows.back();
         if (r.status == "fail" || r.status == "error") exit_code = kExitCaseFailed;
       }
     }
     rank_cases(report.rows, report.kernel.median_s);
+    progress.clear();
     fmt::print("{}\n", format_table(report));
     if (g_interrupted) {
       std::cerr << fmt::format("bench: interrupted after {} of {} cases of {}; no results written\n",
