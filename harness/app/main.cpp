@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
   std::string problem_arg, formulation_arg = "all", problems_dir = MBS_SOURCE_DIR "/problems", results_dir = "results";
   std::string compare;
   bool list = false, verbose = false, no_write = false, project_initial_state = false, rebuild_reference = false;
-  bool at_baseline_settings = false;
+  bool at_baseline_settings = false, no_timing = false;
   double min_time = 0.3, timeout = 0.0;
   std::optional<double> step, tol;
   app.add_option("-p,--problem", problem_arg,
@@ -127,6 +127,9 @@ int main(int argc, char** argv) {
                  "ends with status error (default: no limit)")
       ->check(CLI::PositiveNumber);
   app.add_option("--min-time", min_time, "CPU seconds spent timing each case (default 0.3)")->check(CLI::PositiveNumber);
+  app.add_flag("--no-timing", no_timing,
+               "run and score each case once, time nothing (CPU times left empty): for instruction counts "
+               "under callgrind (scripts/perf-check), whose repeated timing runs would vary in number");
   app.add_option("--problems-dir", problems_dir, "folder of problem files (default: the source tree's problems/)");
   app.add_option("--results", results_dir, "folder the results are written to (default: ./results)");
   app.add_flag("--no-write", no_write, "print the table only, write no results");
@@ -204,6 +207,7 @@ int main(int argc, char** argv) {
   options.tolerance = tol;
   options.min_time_s = min_time;
   options.timeout_s = timeout;
+  options.timed = !no_timing;
   std::signal(SIGINT, on_interrupt);
 
   int exit_code = kExitOk;
@@ -218,7 +222,7 @@ int main(int argc, char** argv) {
     report.problem_file = !rel.empty() && *rel.begin() != ".." ? rel.string() : problem.file;
     report.build = fmt::format("{} {}, Eigen {}.{}.{}", MBS_COMPILER, MBS_BUILD_TYPE, EIGEN_WORLD_VERSION,
                                EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION);
-    report.kernel = time_calls([] { calibration_kernel(); }, min_time);
+    if (!no_timing) report.kernel = time_calls([] { calibration_kernel(); }, min_time);
     spdlog::info("{}: calibration kernel {:.3f} us", problem.name, report.kernel.median_s * 1e6);
     for (const auto& [f, info] : cases) {
       if (g_interrupted) break;
@@ -227,7 +231,7 @@ int main(int argc, char** argv) {
         bool done = false;
         for (const CaseResult& r : report.rows) done = done || r.formulation == f->name();
         if (done) continue;
-        report.rows.push_back(run_linearization_case(problem, *f));
+        report.rows.push_back(run_linearization_case(problem, *f, options.timed));
         if (report.rows.back().status == "fail" || report.rows.back().status == "error") exit_code = kExitCaseFailed;
         continue;
       }
