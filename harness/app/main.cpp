@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
   std::string problem_arg, formulation_arg = "all", problems_dir = MBS_SOURCE_DIR "/problems", results_dir = "results";
   std::string compare;
   bool list = false, verbose = false, no_write = false, project_initial_state = false, rebuild_reference = false;
-  bool at_baseline_settings = false, quiet = false;
+  bool at_baseline_settings = false, quiet = false, no_timing = false;
   double min_time = 0.3, timeout = 0.0;
   std::optional<double> step, tol;
   app.add_option("-p,--problem", problem_arg,
@@ -130,6 +130,9 @@ int main(int argc, char** argv) {
                  "ends with status error (default: no limit)")
       ->check(CLI::PositiveNumber);
   app.add_option("--min-time", min_time, "CPU seconds spent timing each case (default 0.3)")->check(CLI::PositiveNumber);
+  app.add_flag("--no-timing", no_timing,
+               "run and score each case once, time nothing (CPU times left empty): for instruction counts "
+               "under callgrind (scripts/perf-check), whose repeated timing runs would vary in number");
   app.add_option("--problems-dir", problems_dir, "folder of problem files (default: the source tree's problems/)");
   app.add_option("--results", results_dir, "folder the results are written to (default: ./results)");
   app.add_flag("--no-write", no_write, "print the table only, write no results");
@@ -208,6 +211,7 @@ int main(int argc, char** argv) {
   options.tolerance = tol;
   options.min_time_s = min_time;
   options.timeout_s = timeout;
+  options.timed = !no_timing;
   std::signal(SIGINT, on_interrupt);
   int total_cases = 0;
   for (const Problem& p : problems) {

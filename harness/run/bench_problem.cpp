@@ -26,7 +26,7 @@ bool bench_problem(const Problem& problem, const CaseList& cases, const BenchOpt
                    BenchReport& report) {
   auto interrupted = [&] { return options.interrupted && options.interrupted(); };
   bool any_failed = false;
-  report.kernel = time_calls([] { calibration_kernel(); }, options.cases.min_time_s);
+  if (options.cases.timed) report.kernel = time_calls([] { calibration_kernel(); }, options.cases.min_time_s);
   spdlog::info("{}: calibration kernel {:.3f} us", problem.name, report.kernel.median_s * 1e6);
   for (const auto& [f, info] : cases) {
     if (interrupted()) break;
@@ -37,7 +37,7 @@ bool bench_problem(const Problem& problem, const CaseList& cases, const BenchOpt
       for (const CaseResult& r : report.rows) done = done || r.formulation == f->name();
       if (!done) {
         progress.update("linearizing");
-        report.rows.push_back(run_linearization_case(problem, *f));
+        report.rows.push_back(run_linearization_case(problem, *f, options.cases.timed));
         any_failed = any_failed || failed(report.rows.back());
       }
       progress.end_case();
