@@ -106,6 +106,11 @@ TEST(LinearizationHarness, EveryOutcomeIsARow) {
   ASSERT_TRUE(pass.timing.has_value());
   EXPECT_GT(pass.timing->median_s, 0.0);
   EXPECT_EQ(pass.timing->calls_per_sample, 10);
+  // bench --no-timing: the same row, scored once and not timed.
+  CaseResult untimed = run_linearization_case(p, StandIn(kW, "", false), false);
+  EXPECT_EQ(untimed.status, "pass");
+  EXPECT_EQ(untimed.score.eigenvalue_error, pass.score.eigenvalue_error);
+  EXPECT_FALSE(untimed.timing.has_value());
   CaseResult fail = run_linearization_case(p, StandIn(kW + 1e-3, "", false));
   EXPECT_EQ(fail.status, "fail");
   EXPECT_NEAR(fail.score.eigenvalue_error, std::sqrt(2.0) * 1e-3, 1e-12);

@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <unistd.h>
 #include <spdlog/spdlog.h>
 
 #include "core/formulation.hpp"
@@ -20,9 +21,9 @@
 #include "report/compare.hpp"
 #include "report/report.hpp"
 #include "run/bench_case.hpp"
-#include "run/linearization_case.hpp"
+#include "run/bench_problem.hpp"
+#include "run/progress.hpp"
 #include "run/reference_setup.hpp"
-#include "run/timing.hpp"
 
 namespace fs = std::filesystem;
 using namespace mbs;
@@ -79,8 +80,8 @@ void print_list(const std::string& problems_dir) {
 }
 
 // Cases selected by --formulation: "all", or a comma list of formulation or formulation/integrator names.
-std::vector<std::pair<const Formulation*, IntegratorInfo>> select_cases(const std::string& spec) {
-  std::vector<std::pair<const Formulation*, IntegratorInfo>> cases;
+CaseList select_cases(const std::string& spec) {
+  CaseList cases;
   std::set<std::string> wanted;
   std::stringstream ss(spec);
   for (std::string item; std::getline(ss, item, ',');)
@@ -114,7 +115,7 @@ int main(int argc, char** argv) {
   std::string problem_arg, formulation_arg = "all", problems_dir = MBS_SOURCE_DIR "/problems", results_dir = "results";
   std::string compare;
   bool list = false, verbose = false, no_write = false, project_initial_state = false, rebuild_reference = false;
-  bool at_baseline_settings = false;
+  bool at_baseline_settings = false, quiet = false, no_timing = false;
   double min_time = 0.3, timeout = 0.0;
   std::optional<double> step, tol;
   app.add_option("-p,--problem", problem_arg,
@@ -129,6 +130,9 @@ int main(int argc, char** argv) {
                  "ends with status error (default: no limit)")
       ->check(CLI::PositiveNumber);
   app.add_option("--min-time", min_time, "CPU seconds spent timing each case (default 0.3)")->check(CLI::PositiveNumber);
+  app.add_flag("--no-timing", no_timing,
+               "run and score each case once, time nothing (CPU times left empty): for instruction counts "
+               "under callgrind (scripts/perf-check), whose repeated timing runs would vary in number");
   app.add_option("--problems-dir", problems_dir, "folder of problem files (default: the source tree's problems/)");
   app.add_option("--results", results_dir, "folder the results are written to (default: ./results)");
   app.add_flag("--no-write", no_write, "print the table only, write no results");
@@ -143,6 +147,7 @@ int main(int argc, char** argv) {
   app.add_flag("--rebuild-reference", rebuild_reference,
                "recompute converged references even where results/<problem>/reference/ holds one for this problem file");
   app.add_flag("-v,--verbose", verbose, "log progress and every tuner trial");
+  app.add_flag("-q,--quiet", quiet, "no progress line on stderr (shown only when stderr is a terminal)");
   CLI11_PARSE(app, argc, argv);
 
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
@@ -162,7 +167,7 @@ int main(int argc, char** argv) {
 
   // Problems to run, all loaded (and so validated) before anything runs.
   std::vector<Problem> problems;
-  std::vector<std::pair<const Formulation*, IntegratorInfo>> cases;
+  CaseList cases;
   try {
     std::vector<std::string> files;
     if (problem_arg == "all") {
@@ -206,7 +211,18 @@ int main(int argc, char** argv) {
   options.tolerance = tol;
   options.min_time_s = min_time;
   options.timeout_s = timeout;
+  options.timed = !no_timing;
   std::signal(SIGINT, on_interrupt);
+  int total_cases = 0;
+  for (const Problem& p : problems) {
+    total_cases += static_cast<int>(cases.size());
+    if (p.published_step && !step && !p.analysis)
+      for (const auto& c : cases) total_cases += c.second.kind == SettingKind::kFixedStep;
+  }
+  // --verbose logs every step of the way itself; the status line would interleave with it.
+  Progress progress(std::cerr, !quiet && !verbose && isatty(STDERR_FILENO), total_cases);
+  options.on_progress = [&progress](const std::string& what) { progress.update(what); };
+  BenchOptions bench_options{options, at_baseline_settings, given_settings, [] { return g_interrupted != 0; }};
 
   int exit_code = kExitOk;
   std::vector<BenchReport> reports;
@@ -220,61 +236,8 @@ int main(int argc, char** argv) {
     report.problem_file = !rel.empty() && *rel.begin() != ".." ? rel.string() : problem.file;
     report.build = fmt::format("{} {}, Eigen {}.{}.{}", MBS_COMPILER, MBS_BUILD_TYPE, EIGEN_WORLD_VERSION,
                                EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION);
-    report.kernel = time_calls([] { calibration_kernel(); }, min_time);
-    spdlog::info("{}: calibration kernel {:.3f} us", problem.name, report.kernel.median_s * 1e6);
-    for (const auto& [f, info] : cases) {
-      if (g_interrupted) break;
-      spdlog::info("{}: {}/{} ...", problem.name, f->name(), info.name);
-      if (problem.analysis) {  // one linearization per formulation, whatever its integrators
-        bool done = false;
-        for (const CaseResult& r : report.rows) done = done || r.formulation == f->name();
-        if (done) continue;
-        report.rows.push_back(run_linearization_case(problem, *f));
-        if (report.rows.back().status == "fail" || report.rows.back().status == "error") exit_code = kExitCaseFailed;
-        continue;
-      }
-      try {
-        const auto baseline = given_settings.find(f->name() + "/" + info.name);
-        if (at_baseline_settings && baseline == given_settings.end()) {
-          // No setting in the baseline (unsupported, or it never passed nor failed at one): nothing
-          // to re-run cheaply, and nothing the comparison could hold against it.
-          spdlog::info("{}: {}/{} has no baseline setting; skipped", problem.name, f->name(), info.name);
-          continue;
-        }
-        if (baseline == given_settings.end()) {
-          report.rows.push_back(run_case(problem, *f, info, options));
-        } else {
-          CaseOptions at = options;
-          (info.kind == SettingKind::kFixedStep ? at.step : at.tolerance) = baseline->second;
-          report.rows.push_back(run_case(problem, *f, info, at));
-          report.rows.back().run_kind = "baseline";
-        }
-      } catch (const std::exception& e) {  // a bug, not a solver failure: still a row, never a crash
-        CaseResult r;
-        r.formulation = f->name();
-        r.integrator = info.name;
-        r.setting_kind = info.kind == SettingKind::kFixedStep ? "step" : "tol";
-        r.status = "error";
-        r.message = fmt::format("unexpected error: {}", e.what());
-        report.rows.push_back(r);
-      }
-      const CaseResult& r = report.rows.back();
-      spdlog::info("{}: {} -> {} {}", problem.name, r.case_name(), r.status, r.message);
-      if (r.status == "fail" || r.status == "error") exit_code = kExitCaseFailed;
-    }
-    // The source's own step, for the fixed-step cases, as extra rows beside the tuned ones.
-    if (problem.published_step && !step && !problem.analysis) {
-      CaseOptions published = options;
-      published.step = problem.published_step;
-      for (const auto& [f, info] : cases) {
-        if (g_interrupted || info.kind != SettingKind::kFixedStep) continue;
-        report.rows.push_back(run_case(problem, *f, info, published));
-        judge_by_published_checks(problem, report.rows.back());
-        const CaseResult& r = report.rows.back();
-        if (r.status == "fail" || r.status == "error") exit_code = kExitCaseFailed;
-      }
-    }
-    rank_cases(report.rows, report.kernel.median_s);
+    if (bench_problem(problem, cases, bench_options, progress, report)) exit_code = kExitCaseFailed;
+    progress.clear();
     fmt::print("{}\n", format_table(report));
     if (g_interrupted) {
       std::cerr << fmt::format("bench: interrupted after {} of {} cases of {}; no results written\n",

@@ -80,7 +80,12 @@ CaseResult run_case(const Problem& problem, const Formulation& formulation, cons
       return row;
     }
   } else {
-    const TuneResult tr = tune(problem, formulation, info, options.tuner);
+    TunerOptions tuner = options.tuner;
+    if (options.on_progress && !tuner.on_trial)
+      tuner.on_trial = [&](int trial, double setting) {
+        options.on_progress(fmt::format("tuning, trial {}: {}", trial, setting_text(info.kind, setting)));
+      };
+    const TuneResult tr = tune(problem, formulation, info, tuner);
     row.trials = static_cast<int>(tr.trials.size());
     if (timed_out(row, "tuning")) {
       // What the search had seen says why it went on so long (e.g. coarse settings stopping).
@@ -119,6 +124,7 @@ CaseResult run_case(const Problem& problem, const Formulation& formulation, cons
   }
 
   // 2. Verification run at that setting, recording the time history.
+  if (options.on_progress) options.on_progress("verifying at " + setting_text(info.kind, *row.setting));
   ScoringObserver observer(problem, true);
   std::unique_ptr<Simulator> sim;
   try {
@@ -151,6 +157,7 @@ CaseResult run_case(const Problem& problem, const Formulation& formulation, cons
 
   // 3. Timing: the whole simulation, integrator initialisation included, setup excluded.
   if (!options.timed) return row;
+  if (options.on_progress) options.on_progress("timing at " + setting_text(info.kind, *row.setting));
   try {
     const double t_end = problem.run.end_time;
     row.timing = time_calls([&] { sim->run(t_end, nullptr); }, options.min_time_s);

@@ -1,6 +1,7 @@
 // One row of the comparison table: tune, verify and time one (formulation, integrator) on a problem.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,8 @@ struct CaseOptions {
   double timeout_s = 0.0;           // wall-clock budget of the whole case (tune, verify, time); 0: none
   TunerOptions tuner;
   bool timed = true;                // false: tune and score only, no timing (tests of statuses)
+  // What the case is doing ("trial 3, h = 0.01 s", "verifying", "timing"): progress display; may be empty.
+  std::function<void(const std::string&)> on_progress;
 };
 
 struct CaseResult {

@@ -67,7 +67,7 @@ constexpr int kRepetitions = 5;  // Google Benchmark repetitions of the whole ba
 
 }  // namespace
 
-CaseResult run_linearization_case(const Problem& problem, const Formulation& formulation) {
+CaseResult run_linearization_case(const Problem& problem, const Formulation& formulation, bool timed) {
   CaseResult row;
   row.formulation = formulation.name();
   row.integrator = "linearize";
@@ -90,6 +90,7 @@ CaseResult run_linearization_case(const Problem& problem, const Formulation& for
     row.message = ok ? fmt::format("{} true of {} eigenvalues", n_true, row.linearization->eigenvalues.size())
                      : fmt::format("eigenvalue error {:.3g} is not below {:.3g} ({} true of {} eigenvalues)",
                                    row.score.eigenvalue_error, problem.rule.below, n_true, row.linearization->eigenvalues.size());
+    if (!timed) return row;
 
     // Time: `repetitions` executions of the whole linearization, per Google Benchmark repetition.
     Capture capture;

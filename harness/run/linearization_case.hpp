@@ -20,7 +20,8 @@ std::vector<std::complex<double>> exact_pendulum_eigenvalues(const Problem& prob
 // exact ones (a spurious eigenvalue judged true).
 double eigenvalue_error(const std::vector<Eigenvalue>& eigenvalues, const std::vector<std::complex<double>>& exact);
 
-// Linearizes, scores and times one formulation. Never throws: failures become error rows.
-CaseResult run_linearization_case(const Problem& problem, const Formulation& formulation);
+// Linearizes, scores and times one formulation (not timed when !timed). Never throws: failures
+// become error rows.
+CaseResult run_linearization_case(const Problem& problem, const Formulation& formulation, bool timed = true);
 
 }  // namespace mbs

@@ -54,6 +54,7 @@ TuneResult tune(const Problem& problem, const Formulation& formulation, const In
     return info.kind == SettingKind::kFixedStep ? fixed_step(problem.run.end_time, s) : s;
   };
   auto trial = [&](double setting) -> bool {
+    if (options.on_trial) options.on_trial(static_cast<int>(result.trials.size()) + 1, setting);
     Trial t;
     t.setting = setting;
     t.score = run_at(problem, formulation, info.name, setting, observer);

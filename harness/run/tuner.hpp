@@ -4,6 +4,7 @@
 // monotone in h or tol) is never reported.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,8 @@ struct TunerOptions {
   int per_octave = 4;                  // coarse grid: 2^(1/4) apart in h, 10^(1/4) in tol
   int refine = 4;                      // fine steps inside the last coarse interval
   long max_steps = 5'000'000;          // a fixed-step grid stops before more steps than this
+  // Called before each trial (1-based) with its setting: progress display; may be empty.
+  std::function<void(int trial, double setting)> on_trial;
 };
 
 // Settings of the coarse grid for one integrator, loosest first. Fixed steps are t_end / n with
