@@ -1,6 +1,7 @@
 #include "problem/reference_kinds.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace mbs {
@@ -35,6 +36,19 @@ std::vector<std::string> ReferenceKinds::names(const std::function<bool(const Re
   for (const ReferenceKindInfo* k : kinds_)
     if (has(*k)) out.push_back(k->name);
   return out;
+}
+
+std::shared_ptr<ReferenceTrajectory> sample_exact(const Problem& problem, const std::string& kind,
+                                                  const std::function<Eigen::VectorXd(double)>& position) {
+  auto ref = std::make_shared<ReferenceTrajectory>();
+  ref->kind = kind;
+  ref->dim = problem.model.dim;
+  ref->dt = problem.run.output_interval;
+  ref->t_end = problem.run.end_time;
+  const int samples = static_cast<int>(std::ceil(ref->t_end / ref->dt - 1e-9)) + 1;
+  ref->x.resize(samples, ref->dim);
+  for (int k = 0; k < samples; ++k) ref->x.row(k) = position(std::min(k * ref->dt, ref->t_end)).transpose();
+  return ref;
 }
 
 }  // namespace mbs

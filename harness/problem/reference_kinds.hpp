@@ -87,6 +87,11 @@ class Reference {
   SourceMark mark_;
 };
 
+// An exact solution sampled at the problem's output times t_k = min(k dt, t_end) (uncertainty 0):
+// position(t) gives the measured point (model frame).
+std::shared_ptr<ReferenceTrajectory> sample_exact(const Problem& problem, const std::string& kind,
+                                                  const std::function<Eigen::VectorXd(double)>& position);
+
 // The problem's reference as kind R (harness/references/), or null when it is of another kind.
 template <class R>
 const R* reference_as(const Problem& problem) {

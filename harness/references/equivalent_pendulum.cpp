@@ -6,30 +6,11 @@
 
 #include "core/natural_coordinates.hpp"
 #include "references/converged.hpp"
+#include "references/simple_pendulum.hpp"
 #include "run/reference_setup.hpp"
 #include "run/scoring.hpp"
 
 namespace mbs {
-
-double jacobi_am(double u, double k) {
-  // Descending Landen / AGM: a_{n+1} = (a+b)/2, b_{n+1} = sqrt(ab), c_{n+1} = (a-b)/2; then
-  // phi_N = 2^N a_N u and phi_{n-1} = (phi_n + asin(c_n sin(phi_n) / a_n)) / 2.
-  constexpr int kMax = 16;
-  double a[kMax + 1], c[kMax + 1];
-  a[0] = 1.0;
-  double b = std::sqrt(1.0 - k * k);
-  c[0] = k;
-  int n = 0;
-  while (std::abs(c[n]) > 1e-16 && n < kMax) {
-    a[n + 1] = 0.5 * (a[n] + b);
-    c[n + 1] = 0.5 * (a[n] - b);
-    b = std::sqrt(a[n] * b);
-    ++n;
-  }
-  double phi = std::ldexp(a[n] * u, n);
-  for (int i = n; i > 0; --i) phi = 0.5 * (phi + std::asin(c[i] * std::sin(phi) / a[i]));
-  return phi;
-}
 
 EquivalentPendulum::EquivalentPendulum(double w0_squared, double phi0, double phi_dot0) {
   if (!(w0_squared >= 0.0) || !(phi_dot0 >= 0.0)) throw std::invalid_argument("EquivalentPendulum: w0^2 and phi_dot0 must be >= 0");
@@ -116,14 +97,7 @@ EquivalentPendulum EquivalentPendulumReference::exact(const Problem& problem) co
 std::shared_ptr<const ReferenceTrajectory> EquivalentPendulumReference::trajectory(const Problem& problem, const ReferenceOptions&,
                                                                                   ReferenceSetup& setup) const {
   const EquivalentPendulum e = exact(problem);
-  auto ref = std::make_shared<ReferenceTrajectory>();
-  ref->kind = kind();
-  ref->dim = problem.model.dim;
-  ref->dt = problem.run.output_interval;
-  ref->t_end = problem.run.end_time;
-  const int samples = static_cast<int>(std::ceil(ref->t_end / ref->dt - 1e-9)) + 1;
-  ref->x.resize(samples, ref->dim);
-  for (int k = 0; k < samples; ++k) ref->x.row(k) = e.position(std::min(k * ref->dt, ref->t_end)).transpose();
+  auto ref = sample_exact(problem, kind(), [&](double t) { return e.position(t); });
   ref->provenance = fmt::format("exact solution of the reduced pendulum J phi'' = -g c sin phi ({}, Jacobi elliptic functions)",
                                 e.motion() == EquivalentPendulum::Motion::kCirculation ? "full turns" : "libration");
   ref->file = kConvergedReferenceFile;

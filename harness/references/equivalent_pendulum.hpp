@@ -13,9 +13,6 @@
 
 namespace mbs {
 
-// am(u, k) (rad, continuous in u) by the arithmetic-geometric mean (Abramowitz & Stegun 16.4), 0 <= k < 1.
-double jacobi_am(double u, double k);
-
 class EquivalentPendulum {
  public:
   enum class Motion { kLibration, kCirculation };

@@ -10,7 +10,7 @@
 
 namespace mbs {
 
-void jacobi_sn_cn_dn(double u, double k, double& sn, double& cn, double& dn) {
+double jacobi_am(double u, double k) {
   // Descending Landen / AGM: a_{n+1} = (a+b)/2, b_{n+1} = sqrt(ab), c_{n+1} = (a-b)/2; then
   // phi_N = 2^N a_N u and phi_{n-1} = (phi_n + asin(c_n sin(phi_n) / a_n)) / 2.
   constexpr int kMax = 16;
@@ -27,6 +27,11 @@ void jacobi_sn_cn_dn(double u, double k, double& sn, double& cn, double& dn) {
   }
   double phi = std::ldexp(a[n] * u, n);
   for (int i = n; i > 0; --i) phi = 0.5 * (phi + std::asin(c[i] * std::sin(phi) / a[i]));
+  return phi;
+}
+
+void jacobi_sn_cn_dn(double u, double k, double& sn, double& cn, double& dn) {
+  const double phi = jacobi_am(u, k);
   sn = std::sin(phi);
   cn = std::cos(phi);
   dn = std::sqrt(1.0 - k * k * sn * sn);
@@ -88,14 +93,7 @@ Eigen::VectorXd SimplePendulumExact::velocity(double t) const {
 std::shared_ptr<const ReferenceTrajectory> SimplePendulumReference::trajectory(const Problem& problem, const ReferenceOptions&,
                                                                               ReferenceSetup& setup) const {
   const SimplePendulumExact exact = SimplePendulumExact::from_problem(problem);
-  auto ref = std::make_shared<ReferenceTrajectory>();
-  ref->kind = kind();
-  ref->dim = problem.model.dim;
-  ref->dt = problem.run.output_interval;
-  ref->t_end = problem.run.end_time;
-  const int samples = static_cast<int>(std::ceil(ref->t_end / ref->dt - 1e-9)) + 1;
-  ref->x.resize(samples, ref->dim);
-  for (int k = 0; k < samples; ++k) ref->x.row(k) = exact.position(std::min(k * ref->dt, ref->t_end)).transpose();
+  auto ref = sample_exact(problem, kind(), [&](double t) { return exact.position(t); });
   ref->provenance = "exact solution (Jacobi elliptic functions)";
   setup.note = ref->provenance;
   return ref;

@@ -14,6 +14,8 @@ namespace mbs {
 // Jacobi elliptic functions sn, cn, dn of argument u and modulus k (0 <= k < 1), by the
 // arithmetic-geometric mean (Abramowitz & Stegun 16.4), accurate to a few ulps.
 void jacobi_sn_cn_dn(double u, double k, double& sn, double& cn, double& dn);
+// The amplitude am(u, k) (rad, continuous in u) they come from: sn = sin(am), cn = cos(am).
+double jacobi_am(double u, double k);
 
 class SimplePendulumExact {
  public:
