@@ -32,7 +32,7 @@ CaseResult run(const Problem& p, const std::string& formulation, const std::stri
 }
 
 ::testing::AssertionResult is_error_with(const CaseResult& r, const std::string& text) {
-  if (r.status != "error") return ::testing::AssertionFailure() << "status " << r.status << ": " << r.message;
+  if (r.status != CaseStatus::kError) return ::testing::AssertionFailure() << "status " << r.status << ": " << r.message;
   if (r.message.find(text) == std::string::npos)
     return ::testing::AssertionFailure() << "message '" << r.message << "' lacks '" << text << "'";
   return ::testing::AssertionSuccess();
@@ -72,7 +72,7 @@ TEST(Failures, TimeBudgetExceeded) {
   EXPECT_FALSE(cancellation_requested()) << "the budget must not leak into the next case";
   o.timeout_s = 0;
   o.tolerance = 1e-6;
-  EXPECT_EQ(run(pendulum(), "ida-index3", "bdf", o).status, "fail");  // runs normally again
+  EXPECT_EQ(run(pendulum(), "ida-index3", "bdf", o).status, CaseStatus::kFail);  // runs normally again
 }
 
 TEST(Failures, UnsupportedModelGivesItsReason) {
@@ -82,7 +82,7 @@ TEST(Failures, UnsupportedModelGivesItsReason) {
   second->name = "rod2";
   p.model.elements.push_back(second);
   const CaseResult r = run(p, "minimal", "rk4", {});
-  EXPECT_EQ(r.status, "unsupported");
+  EXPECT_EQ(r.status, CaseStatus::kUnsupported);
   EXPECT_EQ(r.message, "closed loop at point P1: joint coordinates need a tree");
 }
 

@@ -101,24 +101,24 @@ TEST(LinearizationHarness, EveryOutcomeIsARow) {
   Problem p = problem();
   p.analysis->repetitions = 10;  // timing is not under test
   CaseResult pass = run_linearization_case(p, StandIn(kW, "", false));
-  EXPECT_EQ(pass.status, "pass") << pass.message;
+  EXPECT_EQ(pass.status, CaseStatus::kPass) << pass.message;
   EXPECT_NEAR(pass.score.eigenvalue_error, 0.0, 1e-15);
   ASSERT_TRUE(pass.timing.has_value());
   EXPECT_GT(pass.timing->median_s, 0.0);
   EXPECT_EQ(pass.timing->calls_per_sample, 10);
   // bench --no-timing: the same row, scored once and not timed.
   CaseResult untimed = run_linearization_case(p, StandIn(kW, "", false), false);
-  EXPECT_EQ(untimed.status, "pass");
+  EXPECT_EQ(untimed.status, CaseStatus::kPass);
   EXPECT_EQ(untimed.score.eigenvalue_error, pass.score.eigenvalue_error);
   EXPECT_FALSE(untimed.timing.has_value());
   CaseResult fail = run_linearization_case(p, StandIn(kW + 1e-3, "", false));
-  EXPECT_EQ(fail.status, "fail");
+  EXPECT_EQ(fail.status, CaseStatus::kFail);
   EXPECT_NEAR(fail.score.eigenvalue_error, std::sqrt(2.0) * 1e-3, 1e-12);
   CaseResult unsupported = run_linearization_case(p, StandIn(kW, "no angles for closed loops", false));
-  EXPECT_EQ(unsupported.status, "unsupported");
+  EXPECT_EQ(unsupported.status, CaseStatus::kUnsupported);
   EXPECT_EQ(unsupported.message, "no angles for closed loops");
   CaseResult error = run_linearization_case(p, StandIn(kW, "", true));
-  EXPECT_EQ(error.status, "error");
+  EXPECT_EQ(error.status, CaseStatus::kError);
   EXPECT_EQ(error.message, "not an equilibrium");
 }
 

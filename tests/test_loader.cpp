@@ -55,7 +55,7 @@ TEST(Loader, PlanarPendulumFileBuildsTheModel) {
   EXPECT_DOUBLE_EQ(p.model.gravity[1], -9.81);
   EXPECT_DOUBLE_EQ(p.model.points[0].r0[0], -1.0);
   EXPECT_DOUBLE_EQ(p.run.end_time, 10.0);
-  EXPECT_EQ(p.rule.metric, "max_energy_drift");
+  EXPECT_EQ(p.rule.metric, Metric::kMaxEnergyDrift);
   EXPECT_DOUBLE_EQ(p.rule.below, 5e-5);
   ASSERT_NE(reference_as<SimplePendulumReference>(p), nullptr);
   EXPECT_EQ(reference_as<SimplePendulumReference>(p)->point, 0);

@@ -46,7 +46,7 @@ TEST_P(LargeAmplitude, TunedSettingReproducesThePublishedTable) {
   CaseOptions o;
   o.min_time_s = 1e-3;  // timing is not under test
   const CaseResult row = run_case(problem(), *c.formulation, c.info, o);
-  EXPECT_EQ(row.status, "pass") << row.message;
+  EXPECT_EQ(row.status, CaseStatus::kPass) << row.message;
   expect_published_table(row);
   // Tuned to the energy rule (5e-6 J): the period after 10 swings is then within 1e-4 s of exact,
   // up to the Hermite sampling error of the coarsest steps (fehlberg8, ~0.15 s: ~3e-5 s).

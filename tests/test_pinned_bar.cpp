@@ -90,11 +90,11 @@ TEST_P(PinnedBarCases, TunedSettingReproducesTheTargetOrSaysWhyNot) {
   CaseOptions o;
   o.min_time_s = 1e-3;
   const CaseResult row = run_case(problem(), *c.formulation, c.info, o);
-  if (row.status == "unsupported") {
+  if (row.status == CaseStatus::kUnsupported) {
     EXPECT_FALSE(row.message.empty());
     GTEST_SKIP() << row.message;
   }
-  EXPECT_EQ(row.status, "pass") << row.message;
+  EXPECT_EQ(row.status, CaseStatus::kPass) << row.message;
   // The rule: drift < 3e-7 J and the interpolated ratio within 1e-4 (the sampling of coarse steps).
   EXPECT_EQ(problem().rule.checks_within, 1e-4);
   expect_omega(row, 1e-4 * kOmega, false);
@@ -107,7 +107,7 @@ TEST_P(PinnedBarCases, PublishedStepReproducesTheTarget) {
   o.min_time_s = 1e-3;
   o.step = *problem().published_step;
   const CaseResult row = run_case(problem(), *c.formulation, c.info, o);
-  if (row.status == "unsupported") GTEST_SKIP() << row.message;
+  if (row.status == CaseStatus::kUnsupported) GTEST_SKIP() << row.message;
   expect_omega(row, 2e-4, true);
 }
 

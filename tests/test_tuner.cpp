@@ -23,7 +23,7 @@ Problem free_mass_problem() {
   p.history_point.add(0, 1.0);
   p.run.end_time = 1.0;
   p.run.output_interval = 0.1;
-  p.rule = {"max_energy_drift", 1e-3};
+  p.rule = {Metric::kMaxEnergyDrift, 1e-3};
   return p;
 }
 
@@ -112,8 +112,8 @@ TEST(Tuner, NeverPassingReportsTheBestTrial) {
   const Problem p = free_mass_problem();
   const TuneResult r = tune(p, f, f.info());
   EXPECT_FALSE(r.chosen);
-  ASSERT_NE(r.best("max_energy_drift"), nullptr);
-  EXPECT_NEAR(r.best("max_energy_drift")->score.max_energy_drift, 1e-2 + r.trials.back().setting, 1e-12);
+  ASSERT_NE(r.best(Metric::kMaxEnergyDrift), nullptr);
+  EXPECT_NEAR(r.best(Metric::kMaxEnergyDrift)->score.max_energy_drift, 1e-2 + r.trials.back().setting, 1e-12);
 }
 
 TEST(Tuner, ALuckyPassWithoutRobustConfirmationIsReportedAsFail) {
@@ -122,7 +122,7 @@ TEST(Tuner, ALuckyPassWithoutRobustConfirmationIsReportedAsFail) {
   static const Scripted f(SettingKind::kFixedStep, [](double h) { return h >= 0.2 && h <= 0.25 ? 1e-4 : 1.0; });
   const Problem p = free_mass_problem();
   const CaseResult row = run_case(p, f, f.info(), CaseOptions{{}, {}, 0.01, 0, {}});
-  EXPECT_EQ(row.status, "fail");
+  EXPECT_EQ(row.status, CaseStatus::kFail);
   EXPECT_NE(row.message.find("passed robustly"), std::string::npos) << row.message;
 }
 

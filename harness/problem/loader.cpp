@@ -19,6 +19,19 @@
 namespace mbs {
 namespace {
 
+// A metric a time-integration rule may name, from its problem-file spelling.
+std::optional<Metric> known_metric(const std::string& text) {
+  const std::optional<Metric> m = metric_from_name(text);
+  const auto& known = known_metrics();
+  return m && std::find(known.begin(), known.end(), *m) != known.end() ? m : std::nullopt;
+}
+
+std::string known_metric_names() {
+  std::vector<std::string> names;
+  for (const Metric m : known_metrics()) names.push_back(to_string(m));
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
 void read_space(const Reader& rd, const YAML::Node& root, Model& model) {
   const YAML::Node space = rd.required(root, "space", "the problem");
   const std::string s = rd.text(space, "space");
@@ -339,9 +352,10 @@ Problem read_analysis_score(const Reader& rd, const YAML::Node& root, Problem p)
   rd.expect_map(score, "score", {"rule", "objective"});
   const YAML::Node rule = rd.required(score, "rule", "score");
   rd.expect_map(rule, "score.rule", {"metric", "below"});
-  p.rule.metric = rd.text(rd.required(rule, "metric", "score.rule"), "score.rule.metric");
-  if (p.rule.metric != "eigenvalue_error")
-    rd.fail(rule["metric"], fmt::format("a linearization is scored by eigenvalue_error, not '{}'", p.rule.metric));
+  const std::string metric = rd.text(rd.required(rule, "metric", "score.rule"), "score.rule.metric");
+  if (metric != name(Metric::kEigenvalueError))
+    rd.fail(rule["metric"], fmt::format("a linearization is scored by eigenvalue_error, not '{}'", metric));
+  p.rule.metric = Metric::kEigenvalueError;
   p.rule.below = rd.positive(rd.required(rule, "below", "score.rule"), "score.rule.below");
   p.objective = score["objective"] ? rd.text(score["objective"], "score.objective") : "cpu_time";
   if (p.objective != "cpu_time") rd.fail(score["objective"], fmt::format("unknown objective '{}' (known: cpu_time)", p.objective));
@@ -377,11 +391,13 @@ Combo measured_point(const Reader& rd, const YAML::Node& n, const Model& model, 
   return d;
 }
 
-const std::vector<std::string>& known_metrics() {
-  static const std::vector<std::string> metrics{"max_energy_drift", "max_position_violation",
-                                                "max_velocity_violation", "final_position_error", "max_penetration",
-                                                "max_energy_drift_between_impacts", "max_reference_error",
-                                                "final_reference_error", "max_energy_rise", "max_angular_momentum_drift"};
+const std::vector<Metric>& known_metrics() {
+  static const std::vector<Metric> metrics = [] {
+    std::vector<Metric> m;
+    for (const Metric x : kAllMetrics)
+      if (x != Metric::kEigenvalueError) m.push_back(x);
+    return m;
+  }();
   return metrics;
 }
 
@@ -494,32 +510,32 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
     }
     if (const YAML::Node rep = score["report"]) {
       if (!rep.IsSequence()) rd.fail(rep, "score.report must be a list of metrics");
-      const auto& metrics = known_metrics();
       for (const YAML::Node& n : rep) {
-        const std::string m = rd.text(n, "score.report");
-        if (std::find(metrics.begin(), metrics.end(), m) == metrics.end())
-          rd.fail(n, fmt::format("score.report: '{}' is not a metric (known: {})", m, fmt::join(metrics, ", ")));
-        if (m == "max_angular_momentum_drift" && !score["angular_momentum_about"])
+        const std::string text = rd.text(n, "score.report");
+        const std::optional<Metric> m = known_metric(text);
+        if (!m) rd.fail(n, fmt::format("score.report: '{}' is not a metric (known: {})", text, known_metric_names()));
+        if (*m == Metric::kMaxAngularMomentumDrift && !score["angular_momentum_about"])
           rd.fail(n, "metric max_angular_momentum_drift needs score.angular_momentum_about");
-        p.reported_metrics.push_back(m);
+        p.reported_metrics.push_back(*m);
       }
     }
     if (score["energy_datum"]) p.energy_datum = rd.number(score["energy_datum"], "score.energy_datum");
     const YAML::Node rule = rd.required(score, "rule", "score");
     rd.expect_map(rule, "score.rule", {"metric", "below", "checks_within"});
-    p.rule.metric = rd.text(rd.required(rule, "metric", "score.rule"), "score.rule.metric");
+    const std::string metric = rd.text(rd.required(rule, "metric", "score.rule"), "score.rule.metric");
     if (rule["checks_within"]) {
       p.rule.checks_within = rd.positive(rule["checks_within"], "score.rule.checks_within");
       if (!score["checks"]) rd.fail(rule["checks_within"], "score.rule.checks_within needs score.checks");
     }
-    const auto& metrics = known_metrics();
-    if (std::find(metrics.begin(), metrics.end(), p.rule.metric) == metrics.end())
+    const std::optional<Metric> known = known_metric(metric);
+    if (!known)
       rd.fail(rule["metric"], fmt::format("score.rule.metric '{}' is not a metric the problem outputs (known: {})",
-                                          p.rule.metric, fmt::join(metrics, ", ")));
+                                          metric, known_metric_names()));
+    p.rule.metric = *known;
     p.rule.below = rd.positive(rd.required(rule, "below", "score.rule"), "score.rule.below");
-    if (p.rule.metric == "max_angular_momentum_drift" && !score["angular_momentum_about"])
+    if (p.rule.metric == Metric::kMaxAngularMomentumDrift && !score["angular_momentum_about"])
       rd.fail(rule["metric"], "metric max_angular_momentum_drift needs score.angular_momentum_about");
-    if (p.rule.metric == "max_penetration" && !root["contacts"])
+    if (p.rule.metric == Metric::kMaxPenetration && !root["contacts"])
       rd.fail(rule["metric"], "metric max_penetration needs contacts");
     p.objective = score["objective"] ? rd.text(score["objective"], "score.objective") : "cpu_time";
     if (p.objective != "cpu_time") rd.fail(score["objective"], fmt::format("unknown objective '{}' (known: cpu_time)", p.objective));
@@ -541,9 +557,10 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
         if (check.quantity == "angular_speed_at_vertical") {
           if (c["swings"]) rd.fail(c["swings"], "angular_speed_at_vertical is taken at the first pass; 'swings' does not apply");
           if (const YAML::Node sm = c["sampling"]) {
-            check.sampling = rd.text(sm, "sampling");
-            if (check.sampling != "step" && check.sampling != "interpolated")
-              rd.fail(sm, fmt::format("sampling must be 'step' or 'interpolated', got '{}'", check.sampling));
+            const std::string sampling = rd.text(sm, "sampling");
+            if (sampling != "step" && sampling != "interpolated")
+              rd.fail(sm, fmt::format("sampling must be 'step' or 'interpolated', got '{}'", sampling));
+            check.sampling = sampling == "step" ? Check::Sampling::kStep : Check::Sampling::kInterpolated;
           }
         } else {
           if (c["sampling"]) rd.fail(c["sampling"], fmt::format("'sampling' applies to angular_speed_at_vertical, not {}", check.quantity));
@@ -586,17 +603,17 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
                                                               p.checks[i].quantity, k));
       // An exact reference without positions (an energy balance) would leave the metric NaN: never
       // passing, silently. (A converged one is not held to it, as before; it leaves it NaN too.)
-      if (p.rule.metric == "final_position_error" && p.reference->exact() && !p.reference->gives_final_position())
+      if (p.rule.metric == Metric::kFinalPositionError && p.reference->exact() && !p.reference->gives_final_position())
         rd.fail(rule["metric"], fmt::format("metric final_position_error needs an exact solution in time ({}); {} gives none",
                                             fmt::join(kinds.names([](const ReferenceKindInfo& i) { return i.final_position; }), ", "), k));
-    } else if (p.rule.metric == "final_position_error") {
+    } else if (p.rule.metric == Metric::kFinalPositionError) {
       rd.fail(rule["metric"], "metric final_position_error needs a 'reference' section");
     } else if (!p.checks.empty()) {
       rd.fail(score["checks"], "score.checks need a 'reference' section (the swings are counted about its pivot)");
     }
-    if ((p.rule.metric == "max_reference_error" || p.rule.metric == "final_reference_error") &&
+    if (is_reference_metric(p.rule.metric) &&
         !(p.reference && p.reference->gives_positions_in_time()))
-      rd.fail(rule["metric"], fmt::format("metric {} needs a reference that gives positions in time ({})", p.rule.metric,
+      rd.fail(rule["metric"], fmt::format("metric {} needs a reference that gives positions in time ({})", name(p.rule.metric),
                                           fmt::join(ReferenceKinds::instance().names([](const ReferenceKindInfo& i) { return i.positions_in_time; }), " or ")));
     return p;
   } catch (const YAML::Exception& e) {  // e.g. a conversion yaml-cpp refused

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/model.hpp"
+#include "problem/metric.hpp"
 
 namespace mbs {
 
@@ -36,10 +37,10 @@ struct RunSpec {
 };
 
 struct Rule {
-  std::string metric;  // "max_energy_drift" (J)
+  Metric metric = Metric::kMaxEnergyDrift;
   double below = 0.0;  // pass when metric < below
   // When > 0, a run passes only if also every published check (but those sampled at the source's
-  // steps, sampling "step") has |ratio - 1| < checks_within:
+  // steps, Sampling::kStep) has |ratio - 1| < checks_within:
   // for figures read off the samples (a value at a crossing), where a coarse step can meet the
   // metric yet miss the figure.
   double checks_within = 0.0;
@@ -55,8 +56,9 @@ struct Check {
                            //   it first passes its lowest position
                            // (which quantities apply depends on the reference kind)
   int swings = 1;
-  std::string sampling = "interpolated";  // angular_speed_at_vertical: "step" = the first step past
-                                          // the vertical, no interpolation (the source's rule)
+  // angular_speed_at_vertical: kStep = the first step past the vertical, no interpolation (the
+  // source's rule); else interpolated at the crossing.
+  enum class Sampling { kInterpolated, kStep } sampling = Sampling::kInterpolated;
   double published = 0.0;  // the source's printed value
   int decimals = 3;        // digits after the decimal point it was printed with
   // The printed value is itself a target (from an approximate formula): the table also gives the
@@ -117,7 +119,7 @@ struct Problem {
   };
   std::optional<MomentumAxis> momentum_axis;
   // score.report: metrics shown as extra table columns beside the rule's (every metric is in the JSON).
-  std::vector<std::string> reported_metrics;
+  std::vector<Metric> reported_metrics;
   // The point whose first two coordinates the time histories record (run.history_point: a point
   // mass, a rigid body's centroid, or BODY.POINT), as a combination of natural coordinates.
   Combo history_point;
@@ -149,6 +151,6 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
 std::string fnv1a_hex(const std::string& text);
 
 // Metrics a rule may name (those the harness computes for every time-integration problem).
-const std::vector<std::string>& known_metrics();
+const std::vector<Metric>& known_metrics();
 
 }  // namespace mbs

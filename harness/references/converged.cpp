@@ -46,10 +46,6 @@ std::string setting_text(const ConvergedCase& c) {
   return c.fixed_step ? fmt::format("step {:g} s", c.setting) : fmt::format("tol {:g}", c.setting);
 }
 
-bool is_reference_metric(const std::string& metric) {
-  return metric == "max_reference_error" || metric == "final_reference_error";
-}
-
 }  // namespace
 
 std::vector<std::string> reference_columns(const Problem& problem) {

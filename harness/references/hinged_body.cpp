@@ -79,7 +79,7 @@ class HingedBodyObserver final : public ReferenceObserver {
       CheckValue& cv = score.checks[i];
       cv.target = exact_.angular_speed_at_vertical();
       if (k >= swing_.size()) continue;  // never reached the vertical: NaN
-      if (problem_.checks[i].sampling == "step") {
+      if (problem_.checks[i].sampling == Check::Sampling::kStep) {
         cv.value = swing_[k].w;
         continue;
       }

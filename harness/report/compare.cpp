@@ -47,7 +47,7 @@ std::vector<std::string> compare_with_baseline(const BenchReport& report, const 
                              (run == "tuned" ? "" : " @" + run);
     const CaseResult* now = nullptr;
     for (const CaseResult& r : report.rows)  // a tuned row is matched by the same case re-run at its setting
-      if (r.row_name() == name || (run == "tuned" && r.run_kind == "baseline" && r.case_name() == name)) now = &r;
+      if (r.row_name() == name || (run == "tuned" && r.run_kind == RunKind::kBaseline && r.case_name() == name)) now = &r;
     if (!now) {
       const std::string c = b["formulation"].as<std::string>() + "/" + b["integrator"].as<std::string>();
       if (std::find(selected.begin(), selected.end(), c) != selected.end() && b["status"].as<std::string>() == "pass")
@@ -55,7 +55,7 @@ std::vector<std::string> compare_with_baseline(const BenchReport& report, const 
       continue;
     }
     const std::string was = b["status"].as<std::string>();
-    if (was == "pass" && now->status != "pass") {
+    if (was == "pass" && now->status != CaseStatus::kPass) {
       out.push_back(fmt::format("{}: status {} -> {} ({})", name, was, now->status, now->message));
       continue;
     }

@@ -37,7 +37,7 @@ std::string format_linearization_table(const BenchReport& report) {
                     l ? std::to_string(n_true) : "-", l ? fmt::format("{:.3e}", r.score.eigenvalue_error) : "-",
                     r.timing ? fmt::format("{:.3f} ms", r.timing->median_s * p.analysis->repetitions * 1e3) : "-",
                     std::isfinite(r.normalized_time) ? fmt::format("{:.3f}", r.normalized_time) : "-",
-                    r.status});
+                    to_string(r.status)});
   }
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& row : rows)

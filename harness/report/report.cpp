@@ -26,7 +26,7 @@ std::string num(double x, const char* f = "{:.3e}") { return std::isfinite(x) ? 
 
 std::string setting_cell(const CaseResult& r) {
   if (!r.setting) return "-";
-  return r.setting_kind == "step" ? fmt::format("h={:.4g}", *r.setting) : fmt::format("tol={:.2g}", *r.setting);
+  return r.setting_kind == SettingKind::kFixedStep ? fmt::format("h={:.4g}", *r.setting) : fmt::format("tol={:.2g}", *r.setting);
 }
 
 std::string time_cell(double s) {
@@ -43,8 +43,7 @@ std::string measured_names(const Problem& p) {
 }
 
 std::string rule_sampling(const Problem& p) {
-  return p.rule.metric.find("reference_error") != std::string::npos ? "at the output times, against the reference"
-                                                                   : "checked at every step";
+  return is_reference_metric(p.rule.metric) ? "at the output times, against the reference" : "checked at every step";
 }
 
 struct Column {
@@ -62,7 +61,7 @@ std::string format_table(const BenchReport& report) {
                                  {"ref err max m", false}, {"ref err end m", false},  {"cpu median", false},      {"cpu min", false},
                                  {"norm", false},         {"status", true},           {"vs fastest", false}};
   std::vector<Column> cols = base_cols;
-  for (const std::string& m : p.reported_metrics) cols.insert(cols.end() - 5, Column{m, false});
+  for (const Metric m : p.reported_metrics) cols.insert(cols.end() - 5, Column{to_string(m), false});
   std::vector<std::vector<std::string>> cells;
   for (const CaseResult& r : report.rows) {
     const bool ran = r.score.completed;
@@ -71,7 +70,7 @@ std::string format_table(const BenchReport& report) {
                      ran ? num(r.score.max_velocity_violation) : "-", ran ? num(r.score.max_reference_error) : "-",
                      ran ? num(r.score.final_reference_error) : "-",
                      r.timing ? time_cell(r.timing->median_s) : "-", r.timing ? time_cell(r.timing->min_s) : "-",
-                     num(r.normalized_time, "{:.2f}"), r.status, num(r.relative_to_fastest, "{:.2f}x")});
+                     num(r.normalized_time, "{:.2f}"), to_string(r.status), num(r.relative_to_fastest, "{:.2f}x")});
     for (size_t i = 0; i < p.reported_metrics.size(); ++i)
       cells.back().insert(cells.back().end() - 5, ran ? num(r.score.metric(p.reported_metrics[i])) : "-");
   }
@@ -191,7 +190,7 @@ std::string format_overview(const std::vector<BenchReport>& reports) {
   std::vector<std::string> cases;
   for (const BenchReport& r : reports)
     for (const CaseResult& row : r.rows)
-      if (row.run_kind != "published" && std::find(cases.begin(), cases.end(), row.case_name()) == cases.end())
+      if (row.run_kind != RunKind::kPublished && std::find(cases.begin(), cases.end(), row.case_name()) == cases.end())
         cases.push_back(row.case_name());
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> head{"case"};
@@ -202,8 +201,8 @@ std::string format_overview(const std::vector<BenchReport>& reports) {
     for (const BenchReport& r : reports) {
       std::string cell = "-";
       for (const CaseResult& x : r.rows)
-        if (x.run_kind != "published" && x.case_name() == c)
-          cell = x.status + (std::isfinite(x.normalized_time) ? fmt::format(" {} norm {:.3g}", setting_cell(x), x.normalized_time) : "");
+        if (x.run_kind != RunKind::kPublished && x.case_name() == c)
+          cell = to_string(x.status) + (std::isfinite(x.normalized_time) ? fmt::format(" {} norm {:.3g}", setting_cell(x), x.normalized_time) : "");
       row.push_back(cell);
     }
     rows.push_back(row);
@@ -225,7 +224,7 @@ std::string to_json(const BenchReport& report) {
   j.begin_object();
   j.field("problem", p.name).field("title", p.title);
   j.field("problem_file", report.problem_file.empty() ? p.file : report.problem_file);
-  j.key("rule").begin_object().field("metric", p.rule.metric).field("below", p.rule.below).end_object();
+  j.key("rule").begin_object().field("metric", to_string(p.rule.metric)).field("below", p.rule.below).end_object();
   j.field("objective", p.objective).field("end_time_s", p.run.end_time);
   if (const auto& ref = p.reference_trajectory) {
     j.key("reference").begin_object().field("kind", ref->kind).field("uncertainty_m", ref->uncertainty);
@@ -245,8 +244,8 @@ std::string to_json(const BenchReport& report) {
     j.field("formulation", r.formulation).field("integrator", r.integrator);
     j.key("setting");
     r.setting ? j.value(*r.setting) : j.null();
-    j.field("setting_kind", r.setting_kind).field("tuned", r.tuned).field("tuner_trials", r.trials);
-    j.field("status", r.status);
+    j.field("setting_kind", setting_kind_name(r.setting_kind)).field("tuned", r.tuned).field("tuner_trials", r.trials);
+    j.field("status", to_string(r.status));
     const bool ran = r.score.completed;
     const double nan = std::numeric_limits<double>::quiet_NaN();
     j.field("max_energy_drift", ran ? r.score.max_energy_drift : nan);
@@ -265,7 +264,7 @@ std::string to_json(const BenchReport& report) {
     j.field("timing_samples", r.timing ? r.timing->samples : 0);
     j.field("normalized_time", r.normalized_time);
     j.field("relative_to_fastest", r.relative_to_fastest);
-    j.field("run", r.run_kind);
+    j.field("run", to_string(r.run_kind));
     j.key("checks").begin_array();
     for (size_t i = 0; i < r.score.checks.size() && i < p.checks.size(); ++i) {
       const CheckValue& c = r.score.checks[i];
@@ -328,7 +327,7 @@ std::string to_csv(const BenchReport& report) {
     const bool ran = r.score.completed;
     const double nan = std::numeric_limits<double>::quiet_NaN();
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\"\n", r.formulation, r.integrator,
-                       r.setting_kind, r.setting ? f(*r.setting) : "", r.status, ran ? r.score.stats.steps : 0,
+                       setting_kind_name(r.setting_kind), r.setting ? f(*r.setting) : "", r.status, ran ? r.score.stats.steps : 0,
                        f(ran ? r.score.max_energy_drift : nan), f(ran ? r.score.max_position_violation : nan),
                        f(ran ? r.score.max_velocity_violation : nan), f(ran ? r.score.final_position_error : nan),
                        f(ran ? r.score.max_reference_error : nan), f(ran ? r.score.final_reference_error : nan),
@@ -368,7 +367,7 @@ std::string to_markdown(const BenchReport& report) {
     out += "\n";
     for (const CaseResult& r : report.rows) {
       out += "| " + r.row_name() + " |";
-      for (const std::string& m : p.reported_metrics) out += " " + (r.score.completed ? num(r.score.metric(m)) : "-") + " |";
+      for (const Metric m : p.reported_metrics) out += " " + (r.score.completed ? num(r.score.metric(m)) : "-") + " |";
       out += "\n";
     }
   }
@@ -389,7 +388,7 @@ std::string final_angles_text(const BenchReport& report, const CaseResult& row) 
   const Problem& p = *report.problem;
   std::string out = fmt::format("# {} {} {}: the state at t = {:.17g} s in the source's angles (rad)\n"
                                 "# name, value, published, value - published\n",
-                                p.name, row.row_name(), row.setting ? fmt::format("{} {:.6g}", row.setting_kind, *row.setting) : "",
+                                p.name, row.row_name(), row.setting ? fmt::format("{} {:.6g}", setting_kind_name(row.setting_kind), *row.setting) : "",
                                 row.score.final_time);
   for (size_t i = 0; i < p.run.final_angles.size() && i < row.score.final_angles.size(); ++i) {
     const FinalAngle& a = p.run.final_angles[i];
@@ -419,7 +418,7 @@ std::string format_final_angles(const BenchReport& report) {
 }
 
 std::string history_file_name(const CaseResult& row) {
-  return row.formulation + "__" + row.integrator + (row.run_kind == "tuned" ? "" : "__" + row.run_kind) + ".txt";
+  return row.formulation + "__" + row.integrator + (row.run_kind == RunKind::kTuned ? "" : "__" + to_string(row.run_kind)) + ".txt";
 }
 
 std::string history_text(const BenchReport& report, const CaseResult& row) {
@@ -428,7 +427,7 @@ std::string history_text(const BenchReport& report, const CaseResult& row) {
       "# {} {} {}\n# columns: t (s), x (m), y (m) of {}, E(t)-E(0) (J), |Phi| (m), |Phi_q v| (m/s)\n"
       "# x, y: in-plane coordinates along plane.e1, plane.e2 (planar problems), world x, y (spatial ones)\n"
       "# rows: the first step at or after each multiple of {:g} s, and the last step (no interpolation)\n",
-      p.name, row.row_name(), row.setting ? fmt::format("{} {:.6g}", row.setting_kind, *row.setting) : "",
+      p.name, row.row_name(), row.setting ? fmt::format("{} {:.6g}", setting_kind_name(row.setting_kind), *row.setting) : "",
       p.history_name, p.run.output_interval);
   const int n_extra = p.history_extra_columns();
   if (n_extra > 0) {

@@ -52,7 +52,7 @@ CaseResult run_case(const Problem& problem, const Formulation& formulation, cons
   const Watchdog watchdog(options.timeout_s);
   auto timed_out = [&](CaseResult& row, const char* phase) {
     if (!cancellation_requested()) return false;
-    row.status = "error";
+    row.status = CaseStatus::kError;
     row.message = fmt::format("exceeded its time budget of {:g} s (--timeout) while {}", options.timeout_s, phase);
     row.timing.reset();
     return true;
@@ -60,9 +60,9 @@ CaseResult run_case(const Problem& problem, const Formulation& formulation, cons
   CaseResult row;
   row.formulation = formulation.name();
   row.integrator = info.name;
-  row.setting_kind = info.kind == SettingKind::kFixedStep ? "step" : "tol";
+  row.setting_kind = info.kind;
   if (std::string why = formulation.unsupported_reason(problem.model); !why.empty()) {
-    row.status = "unsupported";
+    row.status = CaseStatus::kUnsupported;
     row.message = why;
     return row;
   }
@@ -71,11 +71,11 @@ CaseResult run_case(const Problem& problem, const Formulation& formulation, cons
   const std::optional<double> given = info.kind == SettingKind::kFixedStep ? options.step : options.tolerance;
   std::string note;
   if (given) {
-    row.run_kind = "given";
+    row.run_kind = RunKind::kGiven;
     try {
       row.setting = info.kind == SettingKind::kFixedStep ? fixed_step(problem.run.end_time, *given) : *given;
     } catch (const SolverError& e) {
-      row.status = "error";
+      row.status = CaseStatus::kError;
       row.message = e.what();
       return row;
     }
@@ -116,7 +116,7 @@ CaseResult run_case(const Problem& problem, const Formulation& formulation, cons
                          problem.rule.metric, best->score.metric(problem.rule.metric),
                          setting_text(info.kind, best->setting));
     } else {
-      row.status = "error";
+      row.status = CaseStatus::kError;
       row.message = fmt::format("every setting failed; first error: {}",
                                 tr.trials.empty() ? "no trial" : tr.trials.front().score.error);
       return row;
@@ -130,7 +130,7 @@ CaseResult run_case(const Problem& problem, const Formulation& formulation, cons
   try {
     sim = formulation.create(problem.model, info.name, *row.setting);
   } catch (const SolverError& e) {
-    row.status = "error";
+    row.status = CaseStatus::kError;
     row.message = e.what();
     return row;
   }
@@ -139,14 +139,14 @@ CaseResult run_case(const Problem& problem, const Formulation& formulation, cons
   row.history = observer.history();
   row.history_extra = observer.history_extra();
   if (!row.score.completed) {
-    row.status = "error";
+    row.status = CaseStatus::kError;
     row.message = row.score.error;
     return row;
   }
   // A tuned case passes only at a robust setting; the best of a failed search is reported as fail
   // even if that one run happened to meet the rule.
   const bool ok = passes(problem, row.score) && note.empty();
-  row.status = ok ? "pass" : "fail";
+  row.status = ok ? CaseStatus::kPass : CaseStatus::kFail;
   if (!note.empty()) row.message = note;
   else if (!ok && row.score.metric(problem.rule.metric) < problem.rule.below)
     row.message = fmt::format("{} = {:.3g} met, but a published check is off by more than {:g}", problem.rule.metric,
@@ -163,15 +163,15 @@ CaseResult run_case(const Problem& problem, const Formulation& formulation, cons
     row.timing = time_calls([&] { sim->run(t_end, nullptr); }, options.min_time_s);
   } catch (const SolverError& e) {
     if (timed_out(row, "timing")) return row;
-    row.status = "error";
+    row.status = CaseStatus::kError;
     row.message = fmt::format("failed while timing: {}", e.what());
   }
   return row;
 }
 
 void judge_by_published_checks(const Problem& problem, CaseResult& row) {
-  row.run_kind = "published";
-  if (row.status != "pass" && row.status != "fail") return;  // error, unsupported: as they are
+  row.run_kind = RunKind::kPublished;
+  if (row.status != CaseStatus::kPass && row.status != CaseStatus::kFail) return;  // error, unsupported: as they are
   if (problem.checks.empty()) {  // no published figures: the source's step, judged by the rule
     if (row.message.empty()) row.message = fmt::format("at the source's step; {} = {:.3g}", problem.rule.metric,
                                                        row.score.metric(problem.rule.metric));
@@ -181,7 +181,7 @@ void judge_by_published_checks(const Problem& problem, CaseResult& row) {
   for (size_t i = 0; i < problem.checks.size() && i < row.score.checks.size(); ++i)
     if (!(std::abs(row.score.checks[i].ratio() - 1.0) < 5e-4))
       off.push_back(fmt::format("{} ratio {:.4f}", problem.checks[i].name, row.score.checks[i].ratio()));
-  row.status = off.empty() ? "pass" : "fail";
+  row.status = off.empty() ? CaseStatus::kPass : CaseStatus::kFail;
   row.message = off.empty() ? fmt::format("judged by the published table (ratios 1.000); {} = {:.3g}", problem.rule.metric,
                                           row.score.metric(problem.rule.metric))
                             : fmt::format("published table not reproduced: {}", fmt::join(off, "; "));
@@ -193,10 +193,10 @@ void rank_cases(std::vector<CaseResult>& rows, double kernel_median_s) {
     if (!r.timing) continue;
     r.normalized_time = r.timing->median_s / kernel_median_s;
     // The fastest is among rows that met the problem's rule (tuned or given), not the published table.
-    if (r.status == "pass" && r.run_kind != "published") fastest = std::min(fastest, r.timing->median_s);
+    if (r.status == CaseStatus::kPass && r.run_kind != RunKind::kPublished) fastest = std::min(fastest, r.timing->median_s);
   }
   for (auto& r : rows)
-    if (r.timing && r.status == "pass") r.relative_to_fastest = r.timing->median_s / fastest;
+    if (r.timing && r.status == CaseStatus::kPass) r.relative_to_fastest = r.timing->median_s / fastest;
 }
 
 }  // namespace mbs

@@ -9,6 +9,7 @@
 #include "core/formulation.hpp"
 #include "problem/problem.hpp"
 #include "run/scoring.hpp"
+#include "run/status.hpp"
 #include "run/timing.hpp"
 #include "run/tuner.hpp"
 
@@ -28,12 +29,11 @@ struct CaseOptions {
 struct CaseResult {
   std::string formulation;
   std::string integrator;
-  std::string setting_kind;  // "step" (s) or "tol"
-  std::string status;        // "pass", "fail", "error" or "unsupported"
+  std::optional<SettingKind> setting_kind;  // what `setting` is (none for a linearization)
+  CaseStatus status = CaseStatus::kError;
   std::optional<double> setting;
   bool tuned = false;        // setting found by the tuner (else given on the command line)
-  // "tuned", "given" (--step / --tol), "baseline" (--baseline-settings) or "published" (the source's step)
-  std::string run_kind = "tuned";
+  RunKind run_kind = RunKind::kTuned;
   Score score;
   std::optional<Timing> timing;
   double normalized_time = std::numeric_limits<double>::quiet_NaN();    // cpu median / kernel median
@@ -45,8 +45,13 @@ struct CaseResult {
   std::optional<Linearization> linearization;  // analysis problems: the formulation's linearization
   std::string case_name() const { return formulation + "/" + integrator; }
   // The case name, marked when the row is not the tuned one: "minimal/rk4 @published".
-  std::string row_name() const { return run_kind == "tuned" ? case_name() : case_name() + " @" + run_kind; }
+  std::string row_name() const { return run_kind == RunKind::kTuned ? case_name() : case_name() + " @" + to_string(run_kind); }
 };
+
+// "step" (s), "tol" or "" (no setting): the name in tables, JSON and CSV.
+inline std::string setting_kind_name(std::optional<SettingKind> k) {
+  return !k ? "" : *k == SettingKind::kFixedStep ? "step" : "tol";
+}
 
 CaseResult run_case(const Problem& problem, const Formulation& formulation, const IntegratorInfo& info,
                     const CaseOptions& options);

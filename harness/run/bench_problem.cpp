@@ -9,14 +9,14 @@
 namespace mbs {
 
 namespace {
-bool failed(const CaseResult& r) { return r.status == "fail" || r.status == "error"; }
+bool failed(const CaseResult& r) { return r.status == CaseStatus::kFail || r.status == CaseStatus::kError; }
 
 CaseResult unexpected_error(const Formulation& f, const IntegratorInfo& info, const std::exception& e) {
   CaseResult r;
   r.formulation = f.name();
   r.integrator = info.name;
-  r.setting_kind = info.kind == SettingKind::kFixedStep ? "step" : "tol";
-  r.status = "error";
+  r.setting_kind = info.kind;
+  r.status = CaseStatus::kError;
   r.message = fmt::format("unexpected error: {}", e.what());
   return r;
 }
@@ -58,7 +58,7 @@ bool bench_problem(const Problem& problem, const CaseList& cases, const BenchOpt
         CaseOptions at = options.cases;
         (info.kind == SettingKind::kFixedStep ? at.step : at.tolerance) = baseline->second;
         report.rows.push_back(run_case(problem, *f, info, at));
-        report.rows.back().run_kind = "baseline";
+        report.rows.back().run_kind = RunKind::kBaseline;
       }
     } catch (const std::exception& e) {  // a bug, not a solver failure: still a row
       report.rows.push_back(unexpected_error(*f, info, e));

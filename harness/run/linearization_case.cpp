@@ -71,9 +71,8 @@ CaseResult run_linearization_case(const Problem& problem, const Formulation& for
   CaseResult row;
   row.formulation = formulation.name();
   row.integrator = "linearize";
-  row.setting_kind = "";
   if (const std::string why = formulation.linearization_unsupported_reason(problem.model); !why.empty()) {
-    row.status = "unsupported";
+    row.status = CaseStatus::kUnsupported;
     row.message = why;
     return row;
   }
@@ -86,7 +85,7 @@ CaseResult run_linearization_case(const Problem& problem, const Formulation& for
     int n_true = 0;
     for (const Eigenvalue& e : row.linearization->eigenvalues) n_true += e.is_true;
     const bool ok = passes(problem, row.score);
-    row.status = ok ? "pass" : "fail";
+    row.status = ok ? CaseStatus::kPass : CaseStatus::kFail;
     row.message = ok ? fmt::format("{} true of {} eigenvalues", n_true, row.linearization->eigenvalues.size())
                      : fmt::format("eigenvalue error {:.3g} is not below {:.3g} ({} true of {} eigenvalues)",
                                    row.score.eigenvalue_error, problem.rule.below, n_true, row.linearization->eigenvalues.size());
@@ -116,7 +115,7 @@ CaseResult run_linearization_case(const Problem& problem, const Formulation& for
     t.min_s = capture.seconds.front() / problem.analysis->repetitions;
     row.timing = t;
   } catch (const SolverError& e) {
-    row.status = "error";
+    row.status = CaseStatus::kError;
     row.message = e.what();
     row.timing.reset();
   }

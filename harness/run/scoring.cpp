@@ -7,19 +7,21 @@
 
 namespace mbs {
 
-double Score::metric(const std::string& name) const {
-  if (name == "max_energy_drift") return max_energy_drift;
-  if (name == "max_position_violation") return max_position_violation;
-  if (name == "max_velocity_violation") return max_velocity_violation;
-  if (name == "final_position_error") return final_position_error;
-  if (name == "max_energy_rise") return max_energy_rise;
-  if (name == "max_angular_momentum_drift") return max_angular_momentum_drift;
-  if (name == "max_reference_error") return max_reference_error;
-  if (name == "final_reference_error") return final_reference_error;
-  if (name == "max_penetration") return max_penetration;
-  if (name == "max_energy_drift_between_impacts") return max_energy_drift_between_impacts;
-  if (name == "eigenvalue_error") return eigenvalue_error;
-  throw std::invalid_argument("unknown metric " + name);
+double Score::metric(Metric m) const {
+  switch (m) {
+    case Metric::kMaxEnergyDrift: return max_energy_drift;
+    case Metric::kMaxPositionViolation: return max_position_violation;
+    case Metric::kMaxVelocityViolation: return max_velocity_violation;
+    case Metric::kFinalPositionError: return final_position_error;
+    case Metric::kMaxEnergyRise: return max_energy_rise;
+    case Metric::kMaxAngularMomentumDrift: return max_angular_momentum_drift;
+    case Metric::kMaxReferenceError: return max_reference_error;
+    case Metric::kFinalReferenceError: return final_reference_error;
+    case Metric::kMaxPenetration: return max_penetration;
+    case Metric::kMaxEnergyDriftBetweenImpacts: return max_energy_drift_between_impacts;
+    case Metric::kEigenvalueError: return eigenvalue_error;
+  }
+  return std::numeric_limits<double>::quiet_NaN();
 }
 
 bool CheckValue::reproduces(int decimals) const {
@@ -31,11 +33,11 @@ bool passes(const Problem& problem, const Score& score) {
   if (!score.completed) return false;
   const double value = score.metric(problem.rule.metric);
   if (!(std::isfinite(value) && value < problem.rule.below)) return false;
-  // The source's no-interpolation figures ("step" sampling) depend on where the steps fall, not on
+  // The source's no-interpolation figures (kStep sampling) depend on where the steps fall, not on
   // accuracy: they are judged at the source's own step only.
   if (problem.rule.checks_within > 0.0)
     for (size_t i = 0; i < score.checks.size() && i < problem.checks.size(); ++i)
-      if (problem.checks[i].sampling != "step" && !(std::abs(score.checks[i].ratio() - 1.0) < problem.rule.checks_within))
+      if (problem.checks[i].sampling != Check::Sampling::kStep && !(std::abs(score.checks[i].ratio() - 1.0) < problem.rule.checks_within))
         return false;
   return true;
 }

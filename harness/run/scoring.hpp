@@ -74,8 +74,8 @@ struct Score {
   std::vector<Impact> impacts;     // problems with contacts
   long micro_impacts = 0;          // velocity jumps below kImpactJump
 
-  // The value of a rule metric by name (known_metrics()).
-  double metric(const std::string& name) const;
+  // The value of a metric (NaN where this run does not compute it).
+  double metric(Metric m) const;
 };
 
 // True when the score satisfies the problem's rule (a failed run never does).

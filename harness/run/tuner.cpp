@@ -4,7 +4,7 @@
 
 namespace mbs {
 
-const Trial* TuneResult::best(const std::string& metric) const {
+const Trial* TuneResult::best(Metric metric) const {
   const Trial* b = nullptr;
   for (const Trial& t : trials) {
     if (!t.score.completed || !std::isfinite(t.score.metric(metric))) continue;

@@ -24,7 +24,7 @@ struct Trial {
 struct TuneResult {
   std::optional<double> chosen;       // the loosest robustly passing setting
   std::vector<Trial> trials;          // every setting tried, in order
-  const Trial* best(const std::string& metric) const;  // the completed trial with the smallest metric
+  const Trial* best(Metric metric) const;  // the completed trial with the smallest metric
 };
 
 struct TunerOptions {
