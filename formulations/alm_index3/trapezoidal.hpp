@@ -1,0 +1,498 @@
+// The simulator of formulation "alm-index3" (alm_index3.cpp): natural (fully Cartesian) coordinates, index-3 augmented Lagrangian with
+// mass-orthogonal projections of velocities and accelerations (ALI3-P: Bayo & Ledesma 1996;
+// Cuadrado, Cugat & Dopico 2000, 2001), integrated by the trapezoidal rule.
+//
+// Equations of motion, lambda being the augmented-Lagrangian estimate of the multipliers:
+//   M q'' + Phi_q^T (alpha Phi + lambda) = Q,   lambda <- lambda + alpha Phi   (every iteration)
+// Trapezoidal rule with q = q_{n+1} as the unknown: q'' = 4/h^2 (q - c), c = q_n + h q'_n + h^2/4 q''_n.
+// Newton-Raphson on the dynamics times h^2/4, mu = alpha Phi + lambda:
+//   f(q) = M (q - c) + h^2/4 (Phi_q^T mu - Q)
+//   f_q  = M + h^2/4 (alpha Phi_q^T Phi_q + sum_k lambda_k d2Phi_k/dq2)
+//   f_q dq = -f,  q += dq,  lambda += alpha Phi(q)
+// lambda is carried over from step to step as the initial estimate. The trapezoidal q'* and q''* of
+// the converged q are then projected mass-orthogonally onto the velocity and acceleration
+// constraints (project_velocities_and_accelerations()).
+//
+// The geometric stiffness takes lambda, not the exact mu: the two agree at convergence (alpha Phi
+// -> 0), but at the predictor alpha Phi is a large spurious rod force (1e9 N/m times the predictor's
+// O(h^3) error), and once compressive it makes f_q indefinite for large h. With mu, Newton failed
+// on the pendulum at h = 0.02 and 0.05 s; with lambda it converges at every h and takes the same
+// number of iterations below h = 1e-2 s.
+//
+// Contacts are the other story, told in impacts.hpp: a model without contacts takes exactly the
+// plain step above.
+#pragma once
+
+#include <Eigen/Dense>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "common/contact_lcp.hpp"
+#include "common/length_scale.hpp"
+#include "common/sparse_natural.hpp"
+#include "core/formulation.hpp"
+#include "core/natural_coordinates.hpp"
+
+namespace mbs::alm_index3 {
+namespace {  // alm_index3.cpp alone includes this: internal linkage, as in one file
+
+// Penalty factor per unit of the largest point mass (1/s^2), or of the softest constraint mode's
+// mass when that is much larger (common/sparse_natural.hpp, penalty_mass_scale). With h = 1e-3 it gives
+// h^2 alpha / (4 m) = 250, so each iteration cuts the multiplier error by about 250 and Newton
+// converges in 2-3 iterations. Much larger values only raise the round-off floor alpha * eps.
+constexpr double kAlphaPerMass = 1e9;
+// Small steps would weaken the penalty relative to the inertia (h^2 alpha / 4m -> 0) and slow the
+// multiplier iteration; below h ~ 6e-4 s alpha is raised so that h^2 alpha / (4 m) stays at least this.
+constexpr double kMinPenaltyRatio = 100.0;
+// Newton converges when |dq|_inf <= kNewtonTol * L (L the longest rod). The residual is a poor
+// test: it carries alpha Phi, whose round-off floor is of order alpha eps L (~1e-7 N at alpha = 1e9,
+// and prototypes never met residual tolerances below ~1e-6 m g). The correction dq, solved with a
+// tangent that carries the same alpha, has a floor of about eps L whatever alpha is. At 1e-10 m the
+// converged q is ~1e-12 m off the constraints (the next correction would be ~1/(h^2 alpha / 4m) of
+// the last), and Newton takes 2 iterations a step at h = 1e-3 s (3 at 1e-12, no change in drift).
+// |Phi|_inf <= kNewtonTol * L is required as well: it always holds with the first test, except near
+// a singular position (below).
+constexpr double kNewtonTol = 1e-10;
+constexpr int kMaxNewtonIterations = 30;
+// Singular positions (the N-four-bar with every crank horizontal): Phi_q loses rank, and near there
+// the multiplier update lambda += alpha Phi corrects the constraints in the directions Phi_q is about
+// to lose only at the rate 1 / (1 + h^2 alpha s / 4) per iteration, s -> 0 the vanishing eigenvalues
+// of Phi_q M^-1 Phi_q^T. The corrections dq then shrink linearly, by a ratio close to 1 (0.98 and
+// worse on the 40-window mechanism at the step nearest a crossing: ~300 iterations to reach
+// kNewtonTol), or are tiny while Phi is not (they move q along directions in which Phi changes only
+// to second order). Stopping there on |dq| alone left violations of ~1e-9 m in those directions that
+// grew over the next steps and came back as micrometre corrections and energy jumps: the 2-window
+// mechanism at h = 2.5e-4 s lost 1.2e-4 J over a crossing (1e-5 J at h = 1e-3 s), and B0's error
+// stopped converging with h. So, from the second iteration on, when |dq| fell in the last iteration
+// but by less than kStallRatio, or is below the tolerance while Phi is not, alpha is raised by
+// kPenaltyBoost (up to kMaxPenaltyBoost times the step's alpha: the usual augmented-Lagrangian rule
+// of raising the penalty when the constraints converge slowly), which speeds the multiplier
+// iteration up in the vanishing directions. At the largest alpha a stalled iteration is accepted once
+// |Phi|_inf <= kNewtonTol L (|dq| then sits on the round-off floor of the large alpha). The step's
+// own alpha is restored for the projections (newton()) and the next step. Away from singular
+// positions (every step of the five small problems) Newton converges quadratically and neither rule
+// ever acts. With these, B0's error at 20 s on the 40-window mechanism falls like h^2 (4.2e-3, 6.4e-4,
+// 1.2e-4, 2.6e-5 m at h = 4, 2, 1, 0.5 ms). The cap matters: at 1e8 the 2-window mechanism lost
+// 0.05 J over its crossings at h = 1.25e-4 s (the multipliers of the vanishing directions, carried
+// from step to step, grow with alpha); at 1e4 small steps (h <= 3e-4 s there) can still end in a
+// Newton failure or a 1e-4 J loss at a crossing.
+constexpr double kStallRatio = 0.5;
+constexpr double kPenaltyBoost = 10.0;
+constexpr double kMaxPenaltyBoost = 1e4;
+// Initial accelerations: penalty (kg per kg of the largest mass) and tolerance on the acceleration
+// constraint Phi_q q'' + d/dt(Phi_q) q' relative to the larger of |Q/M| and |d/dt(Phi_q) q'|.
+constexpr double kAccelerationAlphaPerMass = 1e6;
+constexpr double kAccelerationTol = 1e-12;
+constexpr int kMaxAccelerationIterations = 20;
+
+template <typename V>
+double inf_norm(const V& x) {
+  return x.size() == 0 ? 0.0 : x.cwiseAbs().maxCoeff();
+}
+
+template <int NQ, int NC>
+class TrapezoidalSimulator final : public FixedStepSimulator {
+ public:
+  using Vec = Eigen::Matrix<double, NQ, 1>;
+  using CVec = Eigen::Matrix<double, NC, 1>;
+  using Jac = Eigen::Matrix<double, NC, NQ>;
+  using Mat = Eigen::Matrix<double, NQ, NQ>;
+
+  TrapezoidalSimulator(const Model& model, double h, bool sparse = false)
+      : FixedStepSimulator(model, h), nat_(model), sparse_(sparse), n_q_(nat_.nq()), n_c_(nat_.nc()), M_(nat_.M_diag()), Q_(nat_.Q()),
+        q0_(model.initial_q()), v0_(model.initial_v()), q_(n_q_), v_(n_q_), a_(n_q_), q_n_(n_q_), v_n_(n_q_),
+        a_n_(n_q_), c_(n_q_), f_(n_q_), dq_(n_q_), w_(n_q_), Phi_(n_c_), lambda_(n_c_), mu_(n_c_), r_(n_c_),
+        gamma_(n_c_), lambda_n_(n_c_), Phi_q_(dense(n_c_), dense(n_q_)), T_(dense(n_q_), dense(n_q_)), forces_(nat_.has_force_elements()),
+        K_(dense(n_q_), dense(n_q_)), C_(dense(n_q_), dense(n_q_)), ldlt_(dense(n_q_)), lu_(forces_ || NQ != Eigen::Dynamic ? n_q_ : 0), dim_(model.dim),
+        nct_(static_cast<int>(plane_contacts(model).size())), closed_(nct_, 0), in_set_(nct_, 0), active_(nct_, 0),
+        set_(nct_, 0), lcp_eq_(nct_, 0), pi_(nct_), pi_s_(nct_), vn_(nct_), lcp_b_(nct_), lcp_x_(nct_),
+        lcp_D_(nct_, nct_), Y_(n_q_, nct_), q_s_(n_q_), v_s_(n_q_), a_s_(n_q_),
+        lambda_s_(n_c_), sigma_(n_c_), lcp_(nct_) {
+    m_ref_ = n_q_ > 0 ? M_.maxCoeff() : 1.0;
+    init_contacts(model);
+    const double length = max_model_length(model);
+    tol_q_ = kNewtonTol * (length > 0.0 ? length : 1.0);
+    m_alpha_ = penalty_mass_scale(nat_, model, m_ref_);
+    alpha_acc_ = kAccelerationAlphaPerMass * m_alpha_;
+    if constexpr (kCanSparse) {
+      if (sparse_) {
+        Phi_q_sp_ = std::make_unique<SparseJacobian>(nat_);
+        T_sp_ = std::make_unique<SparseTangent>(nat_, *Phi_q_sp_, true, true);
+      }
+    }
+  }
+
+ private:
+  void do_initialize_state() override {
+    q_ = q0_;
+    v_ = v0_;
+    if (nct_ != 0) {  // every contact open
+      std::fill(closed_.begin(), closed_.end(), 0);
+      pi_.setZero();
+      n_active_ = 0;
+    }
+    initial_accelerations();
+  }
+
+  // The penalty alpha depends on h (see kMinPenaltyRatio).
+  void do_step_size_chosen(double h) override {
+    set_step(h);
+    h_nom_ = h;
+    set_contact_threshold(h);
+  }
+
+  void do_fixed_step(double /*h*/) override {  // h_ was set by set_step()
+    if (nct_ != 0) {
+      contact_step();
+      return;
+    }
+    newton();
+    project_velocities_and_accelerations();
+  }
+
+  void do_model_state() override {
+    q_model_ = q_;
+    v_model_ = v_;
+  }
+
+  // Tiny fixed sizes use the closed-form inverse: on the pendulum a step takes ~215 ns instead of
+  // ~280 ns with LDLT (pivoting, permutations), and its relative error ~cond(T) eps stays far below
+  // the Newton tolerance for cond(T) ~ 1 + h^2 alpha / 4m (at most ~1e6, at h = 0.05 s).
+  static constexpr bool kExplicitInverse = NQ != Eigen::Dynamic && NQ <= 4;
+  // Force elements make the tangent unsymmetric (a damper's dQ/dq): LU there, LDLT otherwise.
+  void factor() {
+    if constexpr (kCanSparse) {
+      if (sparse_) {
+        if (!T_sp_->factorize())
+          throw SolverError(fmt::format("alm-index3: the sparse LDLT of the tangent failed at t = {:.9g} s", time()));
+        return;
+      }
+    }
+    if constexpr (kExplicitInverse)
+      T_inv_ = T_.inverse();
+    else if (forces_)
+      lu_.compute(T_);
+    else
+      ldlt_.compute(T_);
+  }
+  template <typename Rhs, typename Dst>
+  void solve(const Rhs& rhs, Dst& dst) const {
+    if constexpr (kCanSparse) {
+      if (sparse_) {
+        T_sp_->solve(rhs, dst);
+        return;
+      }
+    }
+    if constexpr (kExplicitInverse)
+      dst.noalias() = T_inv_ * rhs;
+    else if (forces_)
+      dst.noalias() = lu_.solve(rhs);
+    else
+      dst.noalias() = ldlt_.solve(rhs);
+  }
+
+  // Phi_q at q, and products with it: the dense matrix or the sparse one (sparse_).
+  void jacobian(const Vec& q) {
+    if constexpr (kCanSparse) {
+      if (sparse_) {
+        Phi_q_sp_->evaluate(q);
+        return;
+      }
+    }
+    nat_.Phi_q(q, Phi_q_);
+  }
+  void jt_times(const CVec& x, Vec& y) const {  // y = Phi_q^T x
+    if constexpr (kCanSparse) {
+      if (sparse_) {
+        y.noalias() = Phi_q_sp_->matrix().transpose() * x;
+        return;
+      }
+    }
+    y.noalias() = Phi_q_.transpose() * x;
+  }
+  void j_times(const Vec& x, CVec& y) const {  // y = Phi_q x
+    if constexpr (kCanSparse) {
+      if (sparse_) {
+        y.noalias() = Phi_q_sp_->matrix() * x;
+        return;
+      }
+    }
+    y.noalias() = Phi_q_ * x;
+  }
+  void j_times_add(const Vec& x, CVec& y) const {  // y += Phi_q x
+    if constexpr (kCanSparse) {
+      if (sparse_) {
+        y.noalias() += Phi_q_sp_->matrix() * x;
+        return;
+      }
+    }
+    y.noalias() += Phi_q_ * x;
+  }
+  // T = M + s (alpha Phi_q^T Phi_q + sum_k mu_k d2Phi_k/dq2), sparse; the dense path builds T_ inline.
+  void sparse_tangent(double alpha, double s, const CVec* mu) {
+    if constexpr (kCanSparse) {
+      T_sp_->set_zero();
+      T_sp_->add_gram(s * alpha, *Phi_q_sp_, *Phi_q_sp_);
+      if (mu) T_sp_->add_geometric_stiffness(*mu, s);
+      T_sp_->add_diagonal(M_);
+    }
+  }
+
+  void set_step(double h) {
+    h_ = h;
+    h24_ = 0.25 * h * h;
+    alpha_ = alpha_step_ = m_alpha_ * std::max(kAlphaPerMass, kMinPenaltyRatio / h24_);
+  }
+
+  // Augmented-Lagrangian solution of M q'' + Phi_q^T lambda = Q, Phi_q q'' + d/dt(Phi_q) q' = 0 at
+  // t = 0. Only the positive definite M + alpha Phi_q^T Phi_q is factored, so redundant (rank-
+  // deficient) constraints are fine: lambda then converges to one of the admissible multipliers.
+  void initial_accelerations() {
+    if (forces_) nat_.Q(q_, v_, Q_);
+    jacobian(q_);
+    nat_.Phi_q_dot_v(q_, v_, gamma_);
+    if (sparse_) {
+      sparse_tangent(alpha_acc_, 1.0, nullptr);
+    } else {
+      T_.noalias() = alpha_acc_ * Phi_q_.transpose() * Phi_q_;
+      T_.diagonal() += M_;
+    }
+    factor();
+    ++stats_.jacobian_evals;
+    const double a_ref = std::max(inf_norm(Q_.cwiseQuotient(M_)), inf_norm(gamma_));
+    lambda_.setZero();
+    for (int it = 1;; ++it) {
+      mu_ = lambda_ + alpha_acc_ * gamma_;
+      jt_times(mu_, w_);
+      w_ = Q_ - w_;
+      solve(w_, a_);
+      ++stats_.rhs_evals;
+      j_times(a_, r_);
+      r_ += gamma_;  // acceleration-level constraint violation
+      lambda_ += alpha_acc_ * r_;
+      if (!a_.allFinite()) throw SolverError("alm-index3: non-finite initial accelerations");
+      const double violation = inf_norm(r_);
+      if (violation <= kAccelerationTol * a_ref) break;
+      if (it == kMaxAccelerationIterations) {
+        ++stats_.failures;
+        throw SolverError(fmt::format(
+            "alm-index3: initial accelerations did not converge ({} iterations, |Phi_q q'' + dPhi_q/dt q'| = {:.3g} m/s^2)",
+            it, violation));
+      }
+    }
+  }
+
+  // One step of the trapezoidal rule: Newton-Raphson on q_{n+1} with the multiplier update.
+  // kContacts: with the active contact rows (compiled out of the plain path).
+  template <bool kContacts = false>
+  void newton() {
+    alpha_ = alpha_step_;
+    lambda_n_ = lambda_;
+    q_n_ = q_;
+    v_n_ = v_;
+    a_n_ = a_;
+    c_ = q_n_ + h_ * v_n_ + h24_ * a_n_;
+    q_ = q_n_ + h_ * v_n_ + (2.0 * h24_) * a_n_;  // predictor: Taylor to second order
+    nat_.Phi(q_, Phi_);
+    for (int it = 1;; ++it) {
+      jacobian(q_);
+      mu_ = alpha_ * Phi_ + lambda_;
+      jt_times(mu_, f_);
+      if constexpr (kContacts) {
+        for (int a = 0; a < n_active_; ++a) {  // active contacts: rows gap = 0, multiplier pi
+          const int j = active_[a];
+          add_normal(j, alpha_ * gap(j, q_) + pi_[j], f_);
+        }
+      }
+      if (forces_) {  // Q at (q, q'(q)) with the trapezoidal q' = 2 (q - q_n) / h - q'_n
+        v_ = (2.0 / h_) * (q_ - q_n_) - v_n_;
+        nat_.Q(q_, v_, Q_);
+      }
+      f_ = M_.cwiseProduct(q_ - c_) + h24_ * (f_ - Q_);
+      tangent<kContacts>();
+      factor();
+      solve(f_, dq_);
+      q_ -= dq_;
+      nat_.Phi(q_, Phi_);
+      lambda_ += alpha_ * Phi_;
+      if constexpr (kContacts)
+        for (int a = 0; a < n_active_; ++a) pi_[active_[a]] += alpha_ * gap(active_[a], q_);
+      if (converged(it)) {
+        // A raised alpha (singular position) would carry into the projections, whose matrix is the
+        // last tangent: there it would enforce the acceleration-level constraints in the vanishing
+        // directions, where d/dt(Phi_q) q' is known only to its error divided by the vanishing
+        // singular value (on the N-four-bar a step 4e-5 rad from the singular position then produced
+        // a 540 m/s^2 acceleration, a 1 mm predictor error, and lost 0.59 J). So the tangent is
+        // refactored with the step's alpha at the converged q. The multipliers go back to the step's
+        // start: the raised alpha builds up components in the vanishing directions (their true values
+        // grow like 1 / the distance to the singular position there) that, carried into the next
+        // steps, acted as spurious forces once those directions stiffened again (2-window mechanism
+        // at h = 2.5e-4 s: Newton failed at the second crossing; with the reset B0's error after two
+        // crossings is 1.1e-6 m).
+        if (alpha_ != alpha_step_) {
+          lambda_ = lambda_n_;
+          alpha_ = alpha_step_;
+          jacobian(q_);
+          tangent<kContacts>();
+          factor();
+          ++stats_.jacobian_evals;
+        }
+        return;
+      }
+    }
+  }
+
+  // The Newton tangent f_q at q_ (Phi_q_ evaluated there, lambda_, alpha_; force elements at v_).
+  template <bool kContacts>
+  void tangent() {
+    if (sparse_) {  // no force elements or contacts on this path
+      sparse_tangent(alpha_, h24_, &lambda_);
+      return;
+    }
+    T_.noalias() = alpha_ * Phi_q_.transpose() * Phi_q_;
+    nat_.add_Phi_qq_times(lambda_, T_);
+    if (forces_) {  // -h^2/4 dQ/dq = -h^2/4 (Q_q + 2/h Q_v): stiffness and damping of the force elements
+      K_.setZero();
+      C_.setZero();
+      nat_.add_Q_jacobians(q_, v_, K_, C_);
+      T_ -= K_ + (2.0 / h_) * C_;
+    }
+    if constexpr (kContacts) add_contact_stiffness(alpha_);
+    T_ *= h24_;
+    T_.diagonal() += M_;
+  }
+
+  // Counters and the stopping test of Newton iteration `it` (dq_, lambda_ just updated).
+  bool converged(int it) {
+    ++stats_.rhs_evals;
+    ++stats_.jacobian_evals;
+    ++stats_.newton_iterations;
+    const double t_new = time() + h_;
+    if (!dq_.allFinite() || !lambda_.allFinite())
+      throw SolverError(fmt::format("alm-index3: non-finite state at t = {:.9g} s", t_new));
+    const double dq_norm = inf_norm(dq_), phi_norm = inf_norm(Phi_);
+    if (dq_norm <= tol_q_ && phi_norm <= tol_q_) return true;
+    // Near a singular position (see kStallRatio): the corrections no longer fall quadratically, or
+    // are already small while Phi is not; raise alpha, and at the largest alpha accept once Phi holds.
+    const bool linear = dq_norm >= kStallRatio * dq_prev_ && dq_norm < dq_prev_;  // not diverging either
+    if (it >= 2 && (linear || dq_norm <= tol_q_)) {
+      if (alpha_ < kMaxPenaltyBoost * alpha_step_) alpha_ *= kPenaltyBoost;
+      else if (phi_norm <= tol_q_) return true;
+    }
+    dq_prev_ = dq_norm;
+    if (it == kMaxNewtonIterations) {
+      ++stats_.failures;
+      throw SolverError(fmt::format(
+          "alm-index3: Newton-Raphson did not converge at t = {:.9g} s ({} iterations, |dq| = {:.3g} m > {:.3g} m)",
+          t_new, it, dq_norm, tol_q_));
+    }
+    return false;
+  }
+
+  // Mass-orthogonal projections (Cuadrado, Cugat & Dopico), with the last Newton tangent f_q as the
+  // projection matrix so that no further factorization is needed:
+  //   f_q q'  = W q'*
+  //   f_q q'' = W q''* - h^2/4 alpha Phi_q^T (d/dt(Phi_q) q'),    W = f_q - h^2/4 alpha Phi_q^T Phi_q
+  // i.e. q' = q'* - f_q^-1 h^2/4 alpha Phi_q^T Phi_q q'*, and likewise for q''. W = M + h^2/4 sum_k
+  // lambda_k d2Phi_k/dq2 is the mass matrix plus the tangent's geometric stiffness. The published
+  // form has M on the right, as its tangent leaves d2Phi/dq2 out; with the geometric stiffness on the
+  // left only, the projection scales the free velocity by 1 - O(h^2 lambda / 4 m L) every step and
+  // drains kinetic energy (0.46 J in 10 s on the pendulum at h = 1e-3 s). With W on both sides the
+  // result equals refactoring M + h^2/4 alpha Phi_q^T Phi_q at the converged q (checked: same drift,
+  // violations and error to 4 digits).
+  template <bool kContacts = false>
+  void project_velocities_and_accelerations() {
+    const double s = 2.0 / h_;
+    v_ = s * (q_ - q_n_) - v_n_;                        // q'*
+    a_ = (s * s) * (q_ - q_n_) - (2.0 * s) * v_n_ - a_n_;  // q''*
+    jacobian(q_);  // at the converged q: the projected q' must satisfy its constraints
+    const double k = h24_ * alpha_;
+    j_times(v_, r_);
+    r_ *= k;
+    jt_times(r_, w_);
+    if constexpr (kContacts)
+      for (int a = 0; a < n_active_; ++a) add_normal(active_[a], k * normal(active_[a], v_), w_);
+    solve(w_, dq_);
+    v_ -= dq_;
+    nat_.Phi_q_dot_v(q_, v_, r_);
+    j_times_add(a_, r_);
+    r_ *= k;
+    jt_times(r_, w_);
+    if constexpr (kContacts)
+      for (int a = 0; a < n_active_; ++a) add_normal(active_[a], k * normal(active_[a], a_), w_);
+    solve(w_, dq_);
+    a_ -= dq_;
+    if (!v_.allFinite() || !a_.allFinite())
+      throw SolverError(fmt::format("alm-index3: non-finite state at t = {:.9g} s", time() + h_));
+  }
+
+  // ---- Contacts (impacts.hpp) ----
+  void init_contacts(const Model& model);
+  void set_contact_threshold(double h);
+  double gap(int j, const Vec& q) const;
+  double normal(int j, const Vec& v) const;
+  void add_normal(int j, double s, Vec& x) const;
+  void add_contact_stiffness(double alpha);
+  void set_active(const std::vector<char>& flags);
+  void contact_step();
+  void accelerations();
+  static double impact_fraction(double g0, double dg0, double g1);
+  void constrained_solve(const Vec& f, Vec& x);
+  void impact_velocities();
+  void contact_accelerations();
+
+  // Dense matrices are sized 0 on the sparse path.
+  static constexpr bool kCanSparse = NQ == Eigen::Dynamic;
+  int dense(int n) const { return sparse_ ? 0 : n; }
+
+  NaturalCoordinates nat_;
+  bool sparse_ = false;   // Phi_q_sp_, T_sp_ instead of Phi_q_, T_ (common/sparse_natural.hpp)
+  std::unique_ptr<SparseJacobian> Phi_q_sp_;
+  std::unique_ptr<SparseTangent> T_sp_;
+  int n_q_, n_c_;
+  Vec M_, Q_, q0_, v0_;
+  Vec q_, v_, a_;         // state at time()
+  Vec q_n_, v_n_, a_n_;   // state at the start of the step
+  Vec c_, f_, dq_, w_;    // c = q_n + h q'_n + h^2/4 q''_n; residual; correction; scratch
+  CVec Phi_, lambda_, mu_, r_, gamma_;
+  CVec lambda_n_;         // multipliers at the start of the step
+  Jac Phi_q_;
+  Mat T_;                 // Newton tangent f_q (also the projection matrix)
+  bool forces_ = false;   // force elements: Q(q, q') and its Jacobians K_ = dQ/dq, C_ = dQ/dq'
+  Mat K_, C_;
+  Mat T_inv_;             // f_q^-1 (tiny fixed sizes)
+  Eigen::LDLT<Mat> ldlt_;  // f_q = L D L^T (otherwise)
+  Eigen::PartialPivLU<Mat> lu_;  // with force elements
+  double h_ = 0.0, h24_ = 0.0;  // step size (set_step()) and h^2/4
+  double m_ref_ = 1.0, alpha_ = 0.0, alpha_acc_ = 0.0, tol_q_ = 0.0;
+  double m_alpha_ = 1.0;     // kg: the penalties' mass scale (common/sparse_natural.hpp, penalty_mass_scale)
+  double dq_prev_ = 0.0;     // |dq| of the previous Newton iteration (stall test)
+  double alpha_step_ = 0.0;  // alpha for the step size (set_step()); alpha_ is raised from it when Newton stalls
+
+  // Contacts (all storage sized at setup).
+  using Contact = ContactRow;
+  int dim_;
+  int nct_;                         // number of contacts (0: the plain path)
+  std::vector<Contact> contacts_;
+  std::vector<char> closed_;        // persistent contacts: bilateral rows until they would pull
+  std::vector<char> in_set_;        // scratch: contacts at the plane in the current step
+  std::vector<int> active_;         // contact rows in the Newton iteration and projections
+  int n_active_ = 0;
+  std::vector<int> set_;            // contacts of the impact problem
+  std::vector<char> lcp_eq_;
+  Eigen::VectorXd pi_, pi_s_;       // contact multipliers (N; < 0 pushes), and at the step start
+  Eigen::VectorXd vn_, lcp_b_, lcp_x_;
+  Eigen::MatrixXd lcp_D_, Y_;       // Delassus matrix; constrained responses to unit normal impulses
+  Vec q_s_, v_s_, a_s_;             // (sub)step start
+  CVec lambda_s_, sigma_;
+  ContactLcp lcp_;
+  double g_norm_ = 0.0, pi_tol_ = 0.0, kappa_ = 0.0, v_thr_ = 0.0;
+  double h_nom_ = 0.0;              // the run's step (set_step() also takes sub-steps)
+};
+
+}  // namespace
+}  // namespace mbs::alm_index3
