@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/initial_state.hpp"
 #include "core/natural_coordinates.hpp"
 #include "problem/problem.hpp"
 #include "problem/yaml_reader.hpp"
@@ -266,7 +267,8 @@ void read_elements(const Reader& rd, const Frame& frame, const YAML::Node& root,
 }
 
 // Checks the initial state against the constraints at position and velocity level; projects it
-// when asked (and checks again), else fails at the first violated joint with the violation.
+// when asked (core/initial_state.hpp) and checks again, else fails at the first violated joint with
+// the violation.
 void check_initial_state(const Reader& rd, const std::vector<YAML::Node>& body_nodes, Model& model, bool project) {
   if (model.nc() == 0) return;
   const NaturalCoordinates nat(model);
@@ -292,37 +294,10 @@ void check_initial_state(const Reader& rd, const std::vector<YAML::Node>& body_n
     rd.fail(body_nodes[nat.row_body(k)], what);
   };
   if (project) {
-    const Eigen::VectorXd Minv = nat.M_diag().cwiseInverse();
-    Eigen::MatrixXd J(model.nc(), model.nq());
-    for (int it = 0; it < 50; ++it) {  // Gauss-Newton, minimum mass-weighted correction
-      nat.Phi(q, phi);
-      if (phi.cwiseAbs().maxCoeff() < 1e-3 * kInitialTolerance) break;
-      nat.Phi_q(q, J);
-      const Eigen::MatrixXd S = J * Minv.asDiagonal() * J.transpose();
-      q -= Minv.asDiagonal() * J.transpose() * S.completeOrthogonalDecomposition().solve(phi);
-    }
-    nat.Phi_q(q, J);
-    const Eigen::MatrixXd S = J * Minv.asDiagonal() * J.transpose();
-    v -= Minv.asDiagonal() * J.transpose() * S.completeOrthogonalDecomposition().solve(J * v);
-    if (!violated(k, velocity)) {
-      const int d = model.dim;
-      for (size_t i = 0; i < model.points.size(); ++i) {
-        model.points[i].r0 = q.segment(d * i, d);
-        model.points[i].v0 = v.segment(d * i, d);
-      }
-      for (size_t b = 0; b < model.bodies.size(); ++b) {
-        RigidBody& body = model.bodies[b];
-        const int o = model.body_offset(static_cast<int>(b));
-        body.r0 = q.segment(o, d);
-        body.v0 = v.segment(o, d);
-        for (int a = 0; a < d; ++a) body.R0.col(a) = q.segment(o + d + d * a, d);
-        // Exactly orthonormal (the projection leaves ~1e-12): the nearest rotation, by polar decomposition.
-        const Eigen::JacobiSVD<Eigen::MatrixXd> svd(body.R0, Eigen::ComputeFullU | Eigen::ComputeFullV);
-        body.R0 = svd.matrixU() * svd.matrixV().transpose();
-        body.omega0 = nat.angular_velocity(static_cast<int>(b), q, v);
-      }
-      return;
-    }
+    project_initial_state(model);
+    q = model.initial_q();
+    v = model.initial_v();
+    if (!violated(k, velocity)) return;
     fail_row(fmt::format("initial state of {} could not be projected onto the constraints", owner));
   }
   if (e >= 0) {
