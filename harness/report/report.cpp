@@ -46,6 +46,18 @@ std::string rule_sampling(const Problem& p) {
   return is_reference_metric(p.rule.metric) ? "at the output times, against the reference" : "checked at every step";
 }
 
+// The rule's metric where the base columns (energy drift, violations, reference errors) do not
+// show it (a contact problem's drift between impacts), then score.report's: extra columns.
+std::vector<Metric> extra_metrics(const Problem& p) {
+  std::vector<Metric> out;
+  const Metric base[] = {Metric::kMaxEnergyDrift, Metric::kMaxPositionViolation, Metric::kMaxVelocityViolation,
+                         Metric::kMaxReferenceError, Metric::kFinalReferenceError};
+  if (std::find(std::begin(base), std::end(base), p.rule.metric) == std::end(base)) out.push_back(p.rule.metric);
+  for (const Metric m : p.reported_metrics)
+    if (std::find(out.begin(), out.end(), m) == out.end()) out.push_back(m);
+  return out;
+}
+
 struct Column {
   std::string head;
   bool left;
@@ -61,7 +73,11 @@ std::string format_table(const BenchReport& report) {
                                  {"ref err max m", false}, {"ref err end m", false},  {"cpu median", false},      {"cpu min", false},
                                  {"norm", false},         {"status", true},           {"vs fastest", false}};
   std::vector<Column> cols = base_cols;
-  for (const Metric m : p.reported_metrics) cols.insert(cols.end() - 5, Column{to_string(m), false});
+  // The rule's metric after the steps when no base column shows it; score.report's before the times.
+  const std::vector<Metric> extra = extra_metrics(p);
+  const bool rule_column = !extra.empty() && extra.front() == p.rule.metric;
+  for (size_t i = rule_column ? 1 : 0; i < extra.size(); ++i) cols.insert(cols.end() - 5, Column{to_string(extra[i]), false});
+  if (rule_column) cols.insert(cols.begin() + 3, Column{fmt::format("{} (rule)", p.rule.metric), false});
   std::vector<std::vector<std::string>> cells;
   for (const CaseResult& r : report.rows) {
     const bool ran = r.score.completed;
@@ -71,8 +87,9 @@ std::string format_table(const BenchReport& report) {
                      ran ? num(r.score.final_reference_error) : "-",
                      r.timing ? time_cell(r.timing->median_s) : "-", r.timing ? time_cell(r.timing->min_s) : "-",
                      num(r.normalized_time, "{:.2f}"), to_string(r.status), num(r.relative_to_fastest, "{:.2f}x")});
-    for (size_t i = 0; i < p.reported_metrics.size(); ++i)
-      cells.back().insert(cells.back().end() - 5, ran ? num(r.score.metric(p.reported_metrics[i])) : "-");
+    for (size_t i = rule_column ? 1 : 0; i < extra.size(); ++i)
+      cells.back().insert(cells.back().end() - 5, ran ? num(r.score.metric(extra[i])) : "-");
+    if (rule_column) cells.back().insert(cells.back().begin() + 3, ran ? num(r.score.metric(p.rule.metric)) : "-");
   }
   std::vector<size_t> width(cols.size());
   for (size_t c = 0; c < cols.size(); ++c) {
@@ -255,6 +272,7 @@ std::string to_json(const BenchReport& report) {
     j.field("max_reference_error", ran ? r.score.max_reference_error : nan);
     j.field("final_reference_error", ran ? r.score.final_reference_error : nan);
     j.field("max_energy_rise", ran ? r.score.max_energy_rise : nan);
+    j.field("rule_metric_value", ran ? r.score.metric(p.rule.metric) : nan);  // the value the rule judged
     if (p.momentum_axis) j.field("max_angular_momentum_drift", ran ? r.score.max_angular_momentum_drift : nan);
     j.field("steps", ran ? r.score.stats.steps : 0L);
     j.field("rhs_evals", r.score.stats.rhs_evals).field("jacobian_evals", r.score.stats.jacobian_evals);
@@ -349,13 +367,18 @@ std::string to_markdown(const BenchReport& report) {
     out += fmt::format("Reference: {}. Reference error: the largest distance of {} from it at the output times (every {:g} s).\n\n",
                        report.reference_note, measured_names(p), p.run.output_interval);
   out += fmt::format("Calibration kernel (fixed-size RK4, 276 steps): {:.3g} us median.\n\n", report.kernel.median_s * 1e6);
-  out += "| case | setting | steps | max drift (J) | max \\|Phi\\| (m) | max \\|Phi_q v\\| (m/s) | ref. error max (m) | "
+  // The rule's metric beside the base columns when they do not show it; score.report's in a second table.
+  const std::vector<Metric> extra = extra_metrics(p);
+  const bool rule_column = !extra.empty() && extra.front() == p.rule.metric;
+  out += "| case | setting | steps | " + (rule_column ? fmt::format("{} (rule) | ", p.rule.metric) : std::string()) +
+         "max drift (J) | max \\|Phi\\| (m) | max \\|Phi_q v\\| (m/s) | ref. error max (m) | "
          "ref. error end (m) | CPU median | CPU min | normalized | status | vs fastest |\n";
-  out += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n";
+  out += std::string("|---|---|---:|") + (rule_column ? "---:|" : "") + "---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n";
   for (const CaseResult& r : report.rows) {
     const bool ran = r.score.completed;
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.row_name(), setting_cell(r),
-                       ran ? std::to_string(r.score.stats.steps) : "-", ran ? num(r.score.max_energy_drift) : "-",
+    const std::string rule_cell = rule_column ? (ran ? num(r.score.metric(p.rule.metric)) : "-") + " | " : "";
+    out += fmt::format("| {} | {} | {} | {}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.row_name(), setting_cell(r),
+                       ran ? std::to_string(r.score.stats.steps) : "-", rule_cell, ran ? num(r.score.max_energy_drift) : "-",
                        ran ? num(r.score.max_position_violation) : "-", ran ? num(r.score.max_velocity_violation) : "-",
                        ran ? num(r.score.max_reference_error) : "-", ran ? num(r.score.final_reference_error) : "-", r.timing ? time_cell(r.timing->median_s) : "-",
                        r.timing ? time_cell(r.timing->min_s) : "-", num(r.normalized_time, "{:.2f}"), r.status,
