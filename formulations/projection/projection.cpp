@@ -4,8 +4,8 @@
 // "projection" projects the state mass-orthogonally onto Phi(q) = 0 and then Phi_q v = 0 after
 // every accepted step (and once at t = 0); "unprojected" is the same method without any projection,
 // registered as its own formulation so that the table shows what the projection buys (its
-// constraint violations drift as the integration error accumulates; the name sorts after
-// "minimal", where tests/test_failures.cpp expects the known-case list to continue).
+// constraint violations drift as the integration error accumulates). "baumgarte"
+// (formulations/baumgarte/) is the same method with Baumgarte's feedback (set_baumgarte).
 //
 // Integrators: rk4 (fixed step), fehlberg8-fixed (the 8th-order weights of ARKODE's Fehlberg 8(7)
 // table at a fixed step: 13 right-hand sides per step; ARKODE 6.4 has no other 8th-order explicit
@@ -47,6 +47,7 @@ class FixedSimulator final : public FixedStepSimulator, public ProjectionRun {
   int dropped_rows() const override { return ode_.dropped_rows(); }
   bool projects() const override { return project_; }
   bool sparse() const override { return ode_.sparse(); }
+  void set_baumgarte(double alpha, double beta) override { ode_.set_baumgarte(alpha, beta); }
 
  private:
   void do_initialize_state() override {
@@ -76,6 +77,7 @@ class ErkSimulator final : public Simulator, public ProjectionRun {
   int dropped_rows() const override { return ode_.dropped_rows(); }
   bool projects() const override { return project_; }
   bool sparse() const override { return ode_.sparse(); }
+  void set_baumgarte(double alpha, double beta) override { ode_.set_baumgarte(alpha, beta); }
 
  private:
   void do_initialize(double /*t_end*/) override {  // adaptive: steps are clipped to t_end in do_step

@@ -17,6 +17,8 @@ class ProjectionRun {
   virtual int dropped_rows() const = 0;  // redundant rows removed at setup
   virtual bool projects() const = 0;     // projection after every step ("projection"), or none ("unprojected")
   virtual bool sparse() const = 0;       // sparse G and G M^-1 G^T (common/sparse_natural.hpp)
+  // Baumgarte's feedback Phi'' + 2 alpha Phi' + beta^2 Phi = 0 (1/s), before the run; 0, 0: none.
+  virtual void set_baumgarte(double alpha, double beta) = 0;
 };
 
 // The simulator of "projection" (project = true) or "unprojected" for integrator rk4,

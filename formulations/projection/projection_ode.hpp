@@ -16,6 +16,10 @@
 //   velocities  v -= M^-1 G^T (G M^-1 G^T)^-1 G v with G at the projected q (one linear solve).
 // Both are the minimizers of the kinetic-energy metric |dq|_M, |dv|_M subject to the constraints.
 //
+// Baumgarte stabilization (set_baumgarte; Baumgarte 1972): G a = -gamma - 2 alpha G v - beta^2 Phi
+// instead of -gamma, i.e. Phi'' + 2 alpha Phi' + beta^2 Phi = 0 along the motion, so that a drift of
+// the constraints decays instead of growing (formulation "baumgarte", without projection).
+//
 // Redundant constraints: only the rows chosen once at setup (common/independent_rows.hpp, a pivoted
 // QR of Phi_q^T at q0) enter G; the dropped ones are combinations of the kept ones, so they hold too.
 //
@@ -128,6 +132,12 @@ class ProjectionOde {
   int dropped_rows() const { return nat_.nc() - n_r_; }
   bool sparse() const { return sparse_; }
 
+  // Baumgarte's feedback rates (1/s); 0, 0 (the default): none.
+  void set_baumgarte(double alpha, double beta) {
+    two_alpha_ = 2.0 * alpha;
+    beta2_ = beta * beta;
+  }
+
   void initial_state(State& y) const {
     q(y) = q0_;
     v(y) = v0_;
@@ -153,6 +163,11 @@ class ProjectionOde {
     factor();
     g_times(MiQ_, c_);
     c_ += gamma_;
+    if (two_alpha_ != 0.0 || beta2_ != 0.0) {
+      g_times(vb_, dl_);  // Phi' = G v
+      constraints();      // r_ = Phi
+      c_ += two_alpha_ * dl_ + beta2_ * r_;
+    }
     solve(c_, lambda_);
     auto a = v(dydt);
     a = MiQ_;
@@ -354,6 +369,7 @@ class ProjectionOde {
   std::unique_ptr<SparseSchur> S_sp_;
   double tol_Phi_ = 0.0, tol_dq_ = 0.0;
   double s_inv_ = 0.0;  // 1 / (G M^-1 G^T) for one kept row
+  double two_alpha_ = 0.0, beta2_ = 0.0;  // Baumgarte: 2 alpha (1/s), beta^2 (1/s^2)
   VecQ q0_, v0_;        // the model's initial state (Model::initial_q() builds a new vector)
   VecQ qb_, vb_;        // the state the helpers evaluate at
   Eigen::Ref<const Eigen::VectorXd> q_ref_, v_ref_;  // bound to qb_, vb_ (so: never copied or moved)
