@@ -234,6 +234,7 @@ std::string to_json(const BenchReport& report) {
     j.end_object();
   }
   j.field("created", report.created).field("build", report.build);
+  if (!report.sweep.empty()) j.field("sweep", report.sweep);
   j.key("calibration").begin_object()
       .field("kernel", "fixed-size RK4 on theta'' = -(g/L) sin(theta), 276 steps over 10 s")
       .field("cpu_time_median_s", report.kernel.median_s)
@@ -350,6 +351,7 @@ std::string to_markdown(const BenchReport& report) {
     out += fmt::format("Reference: {}. Reference error: the largest distance of {} from it at the output times (every {:g} s).\n\n",
                        report.reference_note, measured_names(p), p.run.output_interval);
   out += fmt::format("Calibration kernel (fixed-size RK4, 276 steps): {:.3g} us median.\n\n", report.kernel.median_s * 1e6);
+  if (!report.sweep.empty()) out += fmt::format("Sweep: {}.\n\n", report.sweep);
   out += "| case | setting | steps | max drift (J) | max \\|Phi\\| (m) | max \\|Phi_q v\\| (m/s) | ref. error max (m) | "
          "ref. error end (m) | CPU median | CPU min | normalized | status | vs fastest |\n";
   out += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n";
