@@ -158,6 +158,10 @@ TEST_F(Sweep, MergeRefusesMissingAndIncompatiblePartials) {
   std::tie(code, log) = run(merge);
   EXPECT_EQ(code, 2) << log;
   EXPECT_NE(log.find("was run by another build of bench"), std::string::npos) << log;
+  edit("reference", "0123456789abcdef");
+  std::tie(code, log) = run(merge);
+  EXPECT_EQ(code, 2) << log;
+  EXPECT_NE(log.find("was scored against another reference trajectory"), std::string::npos) << log;
   edit("options", "timed for 9 s; timeout none; step tuned; tol tuned; project initial state no");
   std::tie(code, log) = run(merge);
   EXPECT_EQ(code, 2) << log;
@@ -200,6 +204,19 @@ TEST_F(Sweep, JobsTunesInParallelAndTimesSerially) {
   // The children's scratch folder is gone.
   for (const auto& e : fs::directory_iterator(dir_ / "jobs" / ".partials"))
     EXPECT_EQ(e.path().filename().string().rfind(".jobs-", 0), std::string::npos) << e.path();
+}
+
+// A linearization problem: one case per formulation, whose row is named formulation/linearize.
+TEST_F(Sweep, LinearizationProblemsMergeByFormulation) {
+  const std::string bench = kBench + " -p pendulum_3d_linearization --no-timing --results ";
+  auto [code, log] = run(bench + (dir_ / "serial").string());
+  ASSERT_EQ(code, 0) << log;
+  std::tie(code, log) = run(bench + (dir_ / "jobs").string() + " --jobs 2");
+  ASSERT_EQ(code, 0) << log;
+  const fs::path serial = dir_ / "serial" / "pendulum_3d_linearization", jobs = dir_ / "jobs" / "pendulum_3d_linearization";
+  EXPECT_EQ(comparable_rows(serial / "summary.json"), comparable_rows(jobs / "summary.json"));
+  for (const auto& e : fs::directory_iterator(serial / "solution"))
+    EXPECT_EQ(read(e.path()), read(jobs / "solution" / e.path().filename())) << e.path().filename();
 }
 
 }  // namespace

@@ -276,8 +276,8 @@ int main(int argc, char** argv) {
     if (timed) a.insert(a.end(), {"--min-time", fmt::format("{:g}", min_time)});
     else a.push_back("--no-timing");
     if (timeout > 0) a.insert(a.end(), {"--timeout", fmt::format("{:g}", timeout)});
-    if (step) a.insert(a.end(), {"--step", fmt::format("{:.17g}", *step)});
-    if (tol) a.insert(a.end(), {"--tol", fmt::format("{:.17g}", *tol)});
+    if (step) a.insert(a.end(), {"--step", fmt::format("{}", *step)});
+    if (tol) a.insert(a.end(), {"--tol", fmt::format("{}", *tol)});
     if (project_initial_state) a.push_back("--project-initial-state");
     a.push_back("-q");
     return a;
@@ -298,8 +298,8 @@ int main(int argc, char** argv) {
     f.options = fmt::format("{}; timeout {}; step {}; tol {}; project initial state {}",
                             timed ? fmt::format("timed for {:g} s", min_time) : std::string("not timed"),
                             timeout > 0 ? fmt::format("{:g} s", timeout) : std::string("none"),
-                            step ? fmt::format("{:.17g}", *step) : std::string("tuned"),
-                            tol ? fmt::format("{:.17g}", *tol) : std::string("tuned"), project_initial_state ? "yes" : "no");
+                            step ? fmt::format("{}", *step) : std::string("tuned"),
+                            tol ? fmt::format("{}", *tol) : std::string("tuned"), project_initial_state ? "yes" : "no");
     f.reference = reference_fingerprint(p);
     f.host = host_description();
     return f;

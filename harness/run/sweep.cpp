@@ -426,7 +426,8 @@ MergeResult merge_partials(const Problem& problem, const CaseList& cases, const 
     if (!rows.IsSequence()) rd.fail("'rows' is not a list");
     for (const YAML::Node& row : rows) {
       p.rows.push_back(read_row(rd, row));
-      if (p.rows.back().case_name() != case_name)
+      // A linearization row is the formulation's, whatever integrator named the case.
+      if (problem.analysis ? p.rows.back().formulation != f->name() : p.rows.back().case_name() != case_name)
         rd.fail(fmt::format("holds a row of '{}' in the partial of '{}'", p.rows.back().case_name(), case_name));
     }
     if (report.reference_note.empty()) report.reference_note = rd.str(root, "reference_note");
