@@ -327,6 +327,9 @@ int main(int argc, char** argv) {
     if (p.published_step && !step && !p.analysis)
       for (const auto& c : cases) total_cases += c.second.kind == SettingKind::kFixedStep;
   }
+  // Sweeps: --jobs shows its children as one step; the serial timing (--jobs, --merge --retime) re-runs every case.
+  const bool retimed = (jobs > 1 && !no_timing) || (merge && retime);
+  if (jobs > 1 || merge) total_cases = static_cast<int>(problems.size()) * (jobs > 1) + total_cases * retimed;
   // --verbose logs every step of the way itself; the status line would interleave with it.
   Progress progress(std::cerr, !quiet && !verbose && isatty(STDERR_FILENO), total_cases);
   options.on_progress = [&progress](const std::string& what) { progress.update(what); };
