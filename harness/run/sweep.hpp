@@ -89,8 +89,8 @@ MergeResult merge_partials(const Problem& problem, const CaseList& cases, const 
 // Times every row serially at its setting, in this process, after the rows were found elsewhere
 // (in parallel): re-runs each case at its tuned setting (bench --baseline-settings' path) with the
 // calibration kernel timed first, then copies the timings onto the rows that ran to the end (pass or
-// fail, as a serial run times them) and ranks. Returns the number of rows whose re-run status
-// differed (reported on stderr; the status kept is the tuned one).
+// fail, as a serial run times them) and ranks. Returns the number of rows whose re-run took other
+// steps than the tuning run's (reported on stderr; the row kept is the tuned one).
 int retime_serially(const Problem& problem, const CaseList& cases, const CaseOptions& options, Progress& progress,
                     BenchReport& report);
 
