@@ -206,6 +206,28 @@ TEST_F(Sweep, JobsTunesInParallelAndTimesSerially) {
     EXPECT_EQ(e.path().filename().string().rfind(".jobs-", 0), std::string::npos) << e.path();
 }
 
+// scripts/sweep.sbatch outside Slurm: the task id picks the line; a case that fails its rule ends the
+// task with 0 (its partial records it), bad input with 2.
+TEST_F(Sweep, SbatchScriptRunsItsLineAndMapsTheExitCodes) {
+  const fs::path cases = dir_ / "cases.txt";
+  auto [code, log] = run(kBench + " -p planar_pendulum -f minimal/rk4 --step 0.2 --no-timing --results " + dir_.string() +
+                         " --list-cases");
+  ASSERT_EQ(code, 0) << log;
+  std::ofstream(cases) << log << kBench << " --case planar_pendulum:minimal --results " << dir_.string() << "\n";
+  const std::string script = MBS_SOURCE_DIR "/scripts/sweep.sbatch " + cases.string();
+  std::tie(code, log) = run("SLURM_ARRAY_TASK_ID=1 " + script);
+  EXPECT_EQ(code, 0) << log;
+  EXPECT_TRUE(fs::exists(dir_ / ".partials" / "planar_pendulum" / "minimal__rk4.yaml")) << log;
+  EXPECT_NE(log.find("the case did not pass"), std::string::npos) << log;
+  std::tie(code, log) = run("SLURM_ARRAY_TASK_ID=2 " + script);
+  EXPECT_EQ(code, 2) << log;
+  std::tie(code, log) = run("SLURM_ARRAY_TASK_ID=3 " + script);
+  EXPECT_EQ(code, 2) << log;
+  EXPECT_NE(log.find("has no line 3"), std::string::npos) << log;
+  std::tie(code, log) = run("env -u SLURM_ARRAY_TASK_ID " + script);
+  EXPECT_EQ(code, 2) << log;
+}
+
 // A linearization problem: one case per formulation, whose row is named formulation/linearize.
 TEST_F(Sweep, LinearizationProblemsMergeByFormulation) {
   const std::string bench = kBench + " -p pendulum_3d_linearization --no-timing --results ";
