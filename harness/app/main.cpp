@@ -24,6 +24,7 @@
 #include "run/bench_problem.hpp"
 #include "run/progress.hpp"
 #include "run/reference_setup.hpp"
+#include "run/sweep.hpp"
 
 namespace fs = std::filesystem;
 using namespace mbs;
@@ -116,6 +117,9 @@ int main(int argc, char** argv) {
   std::string compare;
   bool list = false, verbose = false, no_write = false, project_initial_state = false, rebuild_reference = false;
   bool at_baseline_settings = false, quiet = false, no_timing = false;
+  bool list_cases = false, merge = false, allow_missing = false, retime = false;
+  std::string case_arg, partials_dir;
+  int jobs = 1;
   double min_time = 0.3, timeout = 0.0;
   std::optional<double> step, tol;
   app.add_option("-p,--problem", problem_arg,
@@ -148,6 +152,24 @@ int main(int argc, char** argv) {
                "recompute converged references even where results/<problem>/reference/ holds one for this problem file");
   app.add_flag("-v,--verbose", verbose, "log progress and every tuner trial");
   app.add_flag("-q,--quiet", quiet, "no progress line on stderr (shown only when stderr is a terminal)");
+  app.add_flag("--list-cases", list_cases,
+               "print one self-contained command per case of --problem (and --formulation), for GNU parallel or a "
+               "Slurm array; computes a missing converged reference first and stores it with the partials");
+  app.add_option("--case", case_arg,
+                 "run one case, PROBLEM:FORMULATION/INTEGRATOR, and write its partial summary to "
+                 "<partials>/<problem>/ instead of results (combine them with --merge)");
+  app.add_flag("--merge", merge,
+               "combine the partial summaries of --problem's cases (--formulation's selection) into the results "
+               "folder, written whole as by a serial run; a missing or incompatible partial is an error (exit 2)");
+  app.add_flag("--allow-missing", allow_missing, "with --merge: merge the cases whose partial exists, list the others");
+  app.add_flag("--retime", retime,
+               "with --merge: time every row again serially in this process (the calibration kernel first), for "
+               "timings as honest as a serial run's");
+  app.add_option("--partials", partials_dir, "folder of partial summaries (default: <results>/.partials)");
+  app.add_option("-j,--jobs", jobs,
+                 "run the cases in N processes at once on this machine (tuning and verification), then time them "
+                 "serially in this process (default 1: all in this process)")
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
 
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
@@ -160,6 +182,40 @@ int main(int argc, char** argv) {
     std::cerr << "bench: --baseline-settings needs --compare (the baseline whose settings are used)\n";
     return kExitBadInput;
   }
+  // Sweeps: one of --list-cases, --case, --merge, --jobs N (> 1).
+  const int sweep_modes = list_cases + !case_arg.empty() + merge + (jobs > 1);
+  if (sweep_modes > 1) {
+    std::cerr << "bench: --list-cases, --case, --merge and --jobs are different ways to run; give one of them\n";
+    return kExitBadInput;
+  }
+  if ((allow_missing || retime) && !merge) {
+    std::cerr << "bench: --allow-missing and --retime go with --merge\n";
+    return kExitBadInput;
+  }
+  if (sweep_modes && at_baseline_settings) {
+    std::cerr << "bench: --baseline-settings runs in one process; not with --list-cases, --case, --merge or --jobs\n";
+    return kExitBadInput;
+  }
+  if ((list_cases || !case_arg.empty()) && !compare.empty()) {
+    std::cerr << "bench: --compare needs the whole run; use it with --merge\n";
+    return kExitBadInput;
+  }
+  if (!case_arg.empty()) {
+    try {
+      const CaseSpec spec = parse_case_spec(case_arg);
+      if (!problem_arg.empty() && problem_arg != spec.problem)
+        throw SweepError(fmt::format("--case '{}' is for problem '{}', but --problem is '{}'", case_arg, spec.problem, problem_arg));
+      if (formulation_arg != "all" && formulation_arg != spec.case_name)
+        throw SweepError(fmt::format("--case '{}' names its case; --formulation '{}' cannot select another", case_arg, formulation_arg));
+      if (spec.problem == "all") throw SweepError(fmt::format("--case '{}': one problem, not 'all'", case_arg));
+      problem_arg = spec.problem;
+      formulation_arg = spec.case_name;
+    } catch (const SweepError& e) {
+      std::cerr << "bench: " << e.what() << "\n";
+      return kExitBadInput;
+    }
+  }
+  if (partials_dir.empty()) partials_dir = (fs::path(results_dir) / ".partials").string();
   if (problem_arg.empty()) {
     std::cerr << "bench: --problem is required (see --list for the known problems)\n";
     return kExitBadInput;
@@ -189,13 +245,65 @@ int main(int argc, char** argv) {
   }
   // References that give positions in time, before anything is timed: a converged one is read from
   // the results folder while the problem file is unchanged, else computed (and stored with the results).
+  // A sweep's cases look in the partials folder first, where --list-cases (or the first case) stores a
+  // reference it had to compute, so that the cases do not each compute it.
   std::vector<ReferenceSetup> references;
   try {
-    for (Problem& p : problems) references.push_back(attach_reference(p, ReferenceOptions{results_dir, rebuild_reference}));
+    for (Problem& p : problems) {
+      const bool stored_with_partials = fs::exists(converged_reference_path(partials_dir, p.name));
+      const bool sweep = sweep_modes > 0;
+      references.push_back(attach_reference(
+          p, ReferenceOptions{sweep && stored_with_partials && !rebuild_reference ? partials_dir : results_dir,
+                              rebuild_reference}));
+      if (sweep && !merge && references.back().computed) store_reference(p, partials_dir);
+    }
   } catch (const std::exception& e) {
     std::cerr << "bench: " << e.what() << "\n";
     return kExitBadInput;
   }
+
+  // The command a case runs as: the same options that change results, paths made absolute.
+  const auto case_argv = [&](const Problem& p, const std::string& case_name, const std::string& partials, bool timed) {
+    std::error_code ec;
+    const fs::path exe = fs::canonical("/proc/self/exe", ec);
+    const bool by_path = problem_arg != "all" && (problem_arg.find('/') != std::string::npos ||
+                                                  fs::path(problem_arg).extension() == ".yaml");
+    std::vector<std::string> a{exe.string(), "--case",
+                               (by_path ? fs::absolute(p.file).lexically_normal().string() : p.name) + ":" + case_name};
+    if (!by_path) a.insert(a.end(), {"--problems-dir", fs::absolute(problems_dir).lexically_normal().string()});
+    a.insert(a.end(), {"--results", fs::absolute(results_dir).lexically_normal().string(), "--partials",
+                       fs::absolute(partials).lexically_normal().string()});
+    if (timed) a.insert(a.end(), {"--min-time", fmt::format("{:g}", min_time)});
+    else a.push_back("--no-timing");
+    if (timeout > 0) a.insert(a.end(), {"--timeout", fmt::format("{:g}", timeout)});
+    if (step) a.insert(a.end(), {"--step", fmt::format("{}", *step)});
+    if (tol) a.insert(a.end(), {"--tol", fmt::format("{}", *tol)});
+    if (project_initial_state) a.push_back("--project-initial-state");
+    a.push_back("-q");
+    return a;
+  };
+  if (list_cases) {
+    for (const Problem& p : problems)
+      for (const auto& [f, info] : sweep_cases(p, cases))
+        fmt::print("{}\n", shell_join(case_argv(p, f->name() + "/" + info.name, partials_dir, !no_timing)));
+    return kExitOk;
+  }
+  // What a partial records, and a merge requires of every partial (the options: of each other).
+  const auto fingerprint = [&](const Problem& p, bool timed) {
+    SweepFingerprint f;
+    f.problem_hash = p.source_hash;
+    f.build = fmt::format("{} {}, Eigen {}.{}.{}", MBS_COMPILER, MBS_BUILD_TYPE, EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
+                          EIGEN_MINOR_VERSION);
+    f.build_id = executable_id();
+    f.options = fmt::format("{}; timeout {}; step {}; tol {}; project initial state {}",
+                            timed ? fmt::format("timed for {:g} s", min_time) : std::string("not timed"),
+                            timeout > 0 ? fmt::format("{:g} s", timeout) : std::string("none"),
+                            step ? fmt::format("{}", *step) : std::string("tuned"),
+                            tol ? fmt::format("{}", *tol) : std::string("tuned"), project_initial_state ? "yes" : "no");
+    f.reference = reference_fingerprint(p);
+    f.host = host_description();
+    return f;
+  };
 
   std::map<std::string, double> given_settings;  // --baseline-settings: case -> setting
   if (at_baseline_settings) {
@@ -219,6 +327,9 @@ int main(int argc, char** argv) {
     if (p.published_step && !step && !p.analysis)
       for (const auto& c : cases) total_cases += c.second.kind == SettingKind::kFixedStep;
   }
+  // Sweeps: --jobs shows its children as one step; the serial timing (--jobs, --merge --retime) re-runs every case.
+  const bool retimed = (jobs > 1 && !no_timing) || (merge && retime);
+  if (jobs > 1 || merge) total_cases = static_cast<int>(problems.size()) * (jobs > 1) + total_cases * retimed;
   // --verbose logs every step of the way itself; the status line would interleave with it.
   Progress progress(std::cerr, !quiet && !verbose && isatty(STDERR_FILENO), total_cases);
   options.on_progress = [&progress](const std::string& what) { progress.update(what); };
@@ -236,9 +347,77 @@ int main(int argc, char** argv) {
     report.problem_file = !rel.empty() && *rel.begin() != ".." ? rel.string() : problem.file;
     report.build = fmt::format("{} {}, Eigen {}.{}.{}", MBS_COMPILER, MBS_BUILD_TYPE, EIGEN_WORLD_VERSION,
                                EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION);
-    if (bench_problem(problem, cases, bench_options, progress, report)) exit_code = kExitCaseFailed;
+    if (merge || jobs > 1) {
+      // The rows come from partial summaries: --merge reads them, --jobs first runs them as children.
+      MergeOptions mo;
+      mo.partials_dir = partials_dir;
+      mo.allow_missing = allow_missing;
+      mo.expected = fingerprint(problem, false);
+      std::string private_dir;
+      try {
+        if (jobs > 1) {
+          private_dir = (fs::path(partials_dir) / fmt::format(".jobs-{}", ::getpid())).string();
+          fs::create_directories(fs::path(private_dir) / problem.name);
+          store_reference(problem, private_dir);
+          std::vector<ChildCase> children;
+          for (const auto& [f, info] : sweep_cases(problem, cases)) {
+            const std::string c = f->name() + "/" + info.name;
+            children.push_back(ChildCase{c, case_argv(problem, c, private_dir, false),
+                                         partial_path(private_dir, problem.name, c) + ".log"});
+          }
+          progress.begin_case(problem.name, fmt::format("{} cases in {} processes", children.size(), jobs));
+          const std::vector<std::string> bad = run_children(children, jobs, [] { return g_interrupted != 0; });
+          progress.end_case();
+          if (g_interrupted) {
+            std::cerr << fmt::format("bench: interrupted; no results written (the cases' logs: {})\n", private_dir);
+            return kExitInterrupted;
+          }
+          if (!bad.empty())
+            throw SweepError(fmt::format("{} case(s) did not complete: {} (their logs: {}/{}/*.log)", bad.size(),
+                                         fmt::join(bad, ", "), private_dir, problem.name));
+          mo.partials_dir = private_dir;
+        }
+        const MergeResult merged = merge_partials(problem, cases, mo, report);
+        const bool timed_serially = (jobs > 1 && !no_timing) || (merge && retime);
+        if (timed_serially) retime_serially(problem, cases, options, progress, report);
+        if (jobs > 1) {
+          report.sweep = fmt::format("cases tuned and verified in {} processes at once (--jobs {}); {}", jobs, jobs,
+                                     no_timing ? "not timed" : "timed afterwards one after another in one process, "
+                                                               "the calibration kernel first, as a serial run");
+        } else {
+          report.sweep = fmt::format("merged from {} partial summaries (bench --merge) run on {}; ", merged.partials,
+                                     fmt::join(merged.hosts, "; "));
+          report.sweep += timed_serially ? "timed again one after another in one process (--retime), the calibration kernel first"
+                          : merged.timed ? "each row timed in its own process and normalized by the calibration kernel "
+                                           "timed in that process; timings taken while other cases ran in parallel are "
+                                           "noisier than a serial run's (--retime times them serially)"
+                                         : "not timed";
+          if (!merged.missing.empty()) report.sweep += fmt::format("; cases missing: {}", fmt::join(merged.missing, ", "));
+        }
+        if (!private_dir.empty()) fs::remove_all(private_dir);
+      } catch (const std::exception& e) {
+        progress.clear();
+        std::cerr << "bench: " << e.what() << "\n";
+        return kExitBadInput;
+      }
+      if (has_failed_rows(report)) exit_code = kExitCaseFailed;
+    } else if (bench_problem(problem, cases, bench_options, progress, report)) {
+      exit_code = kExitCaseFailed;
+    }
     progress.clear();
     fmt::print("{}\n", format_table(report));
+    if (!report.sweep.empty()) fmt::print("sweep: {}\n\n", report.sweep);
+    if (!case_arg.empty() && !g_interrupted) {  // one case: its partial summary, no results folder
+      const std::string path = partial_path(partials_dir, problem.name, formulation_arg);
+      try {
+        write_partial(report, formulation_arg, fingerprint(problem, !no_timing), path);
+        fmt::print("partial summary written to {}\n", path);
+      } catch (const std::exception& e) {
+        std::cerr << "bench: " << e.what() << "\n";
+        return kExitBadInput;
+      }
+      continue;
+    }
     if (g_interrupted) {
       std::cerr << fmt::format("bench: interrupted after {} of {} cases of {}; no results written\n",
                                report.rows.size(), cases.size(), problem.name);

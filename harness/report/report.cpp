@@ -250,6 +250,7 @@ std::string to_json(const BenchReport& report) {
     j.end_object();
   }
   j.field("created", report.created).field("build", report.build);
+  if (!report.sweep.empty()) j.field("sweep", report.sweep);
   j.key("calibration").begin_object()
       .field("kernel", "fixed-size RK4 on theta'' = -(g/L) sin(theta), 276 steps over 10 s")
       .field("cpu_time_median_s", report.kernel.median_s)
@@ -367,6 +368,7 @@ std::string to_markdown(const BenchReport& report) {
     out += fmt::format("Reference: {}. Reference error: the largest distance of {} from it at the output times (every {:g} s).\n\n",
                        report.reference_note, measured_names(p), p.run.output_interval);
   out += fmt::format("Calibration kernel (fixed-size RK4, 276 steps): {:.3g} us median.\n\n", report.kernel.median_s * 1e6);
+  if (!report.sweep.empty()) out += fmt::format("Sweep: {}.\n\n", report.sweep);
   // The rule's metric beside the base columns when they do not show it; score.report's in a second table.
   const std::vector<Metric> extra = extra_metrics(p);
   const bool rule_column = !extra.empty() && extra.front() == p.rule.metric;

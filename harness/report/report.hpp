@@ -18,6 +18,7 @@ struct BenchReport {
   std::string build;       // compiler and build type
   std::string problem_file;  // as shown in the summary (relative to the source tree when inside it)
   std::string reference_note;  // where the reference trajectory came from (empty without one)
+  std::string sweep;           // rows not from one serial run (bench --merge, --jobs): how they were found and timed
 };
 
 std::string format_table(const BenchReport& report);  // includes format_checks()
