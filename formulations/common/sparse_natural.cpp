@@ -1,5 +1,7 @@
 #include "common/sparse_natural.hpp"
 
+#include <klu.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -122,6 +124,39 @@ void SparseJacobian::evaluate(const Eigen::Ref<const Eigen::VectorXd>& q) {
 // ---------------------------------------------------------------------------------------------
 // SparseSystem
 
+// KLU state of an unsymmetric SparseSystem. A refactorization keeps the pivot sequence of the last
+// pivoting factorization; it is trusted while its crude reciprocal condition estimate (smallest over
+// largest |U_kk|) stays within kStalePivots of that factorization's, else the matrix is factored
+// again with pivoting (the pivots chosen for one configuration of a mechanism can become poor once
+// it has turned).
+struct SparseSystem::Klu {
+  static constexpr double kStalePivots = 1e-3;
+  klu_common common;
+  klu_symbolic* symbolic = nullptr;
+  klu_numeric* numeric = nullptr;
+  double rcond_pivoted = 0.0;  // klu_rcond of the last pivoting factorization
+
+  bool factorize(SparseSystem::Matrix& a) {
+    int* ap = a.outerIndexPtr();
+    int* ai = a.innerIndexPtr();
+    double* ax = a.valuePtr();
+    if (numeric && klu_refactor(ap, ai, ax, symbolic, numeric, &common) && klu_rcond(symbolic, numeric, &common) &&
+        common.rcond >= kStalePivots * rcond_pivoted)
+      return true;
+    if (numeric) klu_free_numeric(&numeric, &common);
+    numeric = klu_factor(ap, ai, ax, symbolic, &common);
+    if (!numeric || !klu_rcond(symbolic, numeric, &common)) return false;
+    rcond_pivoted = common.rcond;
+    return common.status == KLU_OK;
+  }
+  ~Klu() {
+    if (numeric) klu_free_numeric(&numeric, &common);
+    if (symbolic) klu_free_symbolic(&symbolic, &common);
+  }
+};
+
+void SparseSystem::KluFree::operator()(Klu* k) const { delete k; }
+
 SparseSystem::SparseSystem(int n, const std::vector<std::pair<int, int>>& entries, bool symmetric)
     : n_(n), symmetric_(symmetric), perm_(n), A_(n, n), diag_(n), bp_(n), xp_(n) {
   for (int i = 0; i < n; ++i) perm_[i] = i;
@@ -154,7 +189,10 @@ SparseSystem::SparseSystem(int n, const std::vector<std::pair<int, int>>& entrie
   if (symmetric) {
     ldlt_.analyzePattern(A_);
   } else if (n > 0) {
-    lu_.analyzePattern(A_);
+    klu_.reset(new Klu);
+    klu_defaults(&klu_->common);
+    klu_->symbolic = klu_analyze(n, A_.outerIndexPtr(), A_.innerIndexPtr(), &klu_->common);
+    if (!klu_->symbolic) throw std::runtime_error("SparseSystem: KLU's analysis failed");
   }
 }
 
@@ -199,8 +237,7 @@ bool SparseSystem::factorize(double shift) {
     ldlt_.factorize_in_place(A_);
     ok_ = ldlt_.info() == Eigen::Success;
   } else {
-    lu_.factorize(A_);
-    ok_ = lu_.info() == Eigen::Success;
+    ok_ = klu_->factorize(A_);
   }
   return ok_;
 }
@@ -208,7 +245,8 @@ bool SparseSystem::factorize(double shift) {
 void SparseSystem::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x) {
   if (n_ == 0) return;
   if (!symmetric_) {
-    x = lu_.solve(b);
+    x = b;
+    klu_solve(klu_->symbolic, klu_->numeric, n_, 1, x.data(), &klu_->common);
     return;
   }
   for (int i = 0; i < n_; ++i) bp_[perm_[i]] = b[i];

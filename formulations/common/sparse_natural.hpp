@@ -10,8 +10,9 @@
 // analysis: the symmetric systems are permuted once by AMD (Eigen's AMDOrdering) and stored as
 // their upper triangle in the permuted order, so Eigen's SimplicialLDLT factors them in place
 // (factorize_preordered: no copy, no allocation below Eigen's stack limit of 128 kB per work
-// vector, i.e. up to 16,000 unknowns); the unsymmetric ones (penalty's tangent) go to SparseLU
-// with its COLAMD analysis done once (SparseLU allocates inside factorize()).
+// vector, i.e. up to 16,000 unknowns); the unsymmetric ones (penalty's tangent) go to SuiteSparse
+// KLU with its analysis done once, refactored in place on a kept pivot sequence (no allocation
+// until that sequence goes stale and a pivoting factorization replaces it).
 //
 // Dense or sparse: kAuto takes the sparse path for models with at least kSparseMinCoordinates
 // natural coordinates (kSparseLuMinCoordinates where the tangent is unsymmetric; see the constants
@@ -23,7 +24,7 @@
 #include <Eigen/OrderingMethods>
 #include <Eigen/SparseCholesky>
 #include <Eigen/SparseCore>
-#include <Eigen/SparseLU>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,8 +55,9 @@ enum class LinearAlgebra {
 // coordinates on. The threshold sits above the five small problems (at most 12 coordinates), which
 // keep their dense paths and their results, and gives away at most ~2.5x below it.
 inline constexpr int kSparseMinCoordinates = 16;
-// The same for penalty, whose tangent is unsymmetric (SparseLU, which carries more overhead than
-// the simplicial LDLT): dense / sparse per step, chain nq = 8: 2.3 / 5.7 us, 16: 6.6 / 14.0, 24: 11.2 /
+// The same for penalty, whose tangent is unsymmetric, measured when it was factored by Eigen's
+// SparseLU (more overhead than the simplicial LDLT; KLU, which replaced it, has less, so the
+// threshold is conservative): dense / sparse per step, chain nq = 8: 2.3 / 5.7 us, 16: 6.6 / 14.0, 24: 11.2 /
 // 17.7; N-four-bar nq = 18: 10.8 / 15.9, 30: 39.7 / 24.3, 66: 156 / 57, 486: 46.5 ms / 562 us.
 inline constexpr int kSparseLuMinCoordinates = 28;
 
@@ -89,7 +91,7 @@ class SparseJacobian {
 };
 
 // A square sparse matrix with a fixed pattern and its factorization: symmetric (upper triangle of
-// the AMD-permuted matrix, LDLT) or unsymmetric (the whole matrix, SparseLU).
+// the AMD-permuted matrix, LDLT) or unsymmetric (the whole matrix, KLU).
 class SparseSystem {
  public:
   using Matrix = Eigen::SparseMatrix<double, Eigen::ColMajor, int>;
@@ -135,7 +137,13 @@ class SparseSystem {
   Matrix A_;
   std::vector<int> diag_;  // slot of every diagonal entry (stored numbering)
   Ldlt ldlt_;
-  Eigen::SparseLU<Matrix, Eigen::COLAMDOrdering<int>> lu_;
+  // Unsymmetric: SuiteSparse KLU, analysed once; refactored on the pivot sequence of its last
+  // pivoting factorization (no allocation), which is redone when that sequence has gone stale.
+  struct Klu;
+  struct KluFree {
+    void operator()(Klu* k) const;
+  };
+  std::unique_ptr<Klu, KluFree> klu_;
   Eigen::VectorXd bp_, xp_;  // permuted right-hand side and solution
   bool ok_ = false;
 };

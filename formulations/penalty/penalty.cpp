@@ -252,7 +252,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   int dense(int n) const { return sparse_ ? 0 : n; }  // dense matrices are empty on the sparse path
 
   NaturalCoordinates nat_;
-  bool sparse_ = false;  // Phi_q_sp_, G_sp_, T_sp_ (SparseLU) instead of Phi_q_, G_, T_, lu_
+  bool sparse_ = false;  // Phi_q_sp_, G_sp_, T_sp_ (KLU) instead of Phi_q_, G_, T_, lu_
   std::unique_ptr<SparseJacobian> Phi_q_sp_, G_sp_;
   std::unique_ptr<SparseTangent> T_sp_;
   int nq_, nc_;
