@@ -12,8 +12,6 @@
 // corrects drift faster but adds a mode of that rate which an explicit method must resolve.
 #include <fmt/format.h>
 
-#include <cmath>
-
 #include "core/formulation.hpp"
 #include "projection/projection.hpp"
 
@@ -29,22 +27,10 @@ class Baumgarte final : public Formulation {
     return fmt::format("natural coordinates, index-1 equations through G M^-1 G^T with Baumgarte stabilization "
                        "(alpha = beta = {:g} 1/s), explicit Runge-Kutta, no projection", kRate);
   }
-  std::vector<IntegratorInfo> integrators() const override {
-    return {
-        {"rk4", SettingKind::kFixedStep, 0.5, 1e-5, "classical Runge-Kutta, fixed step"},
-        {"fehlberg8-fixed", SettingKind::kFixedStep, 0.5, 1e-5,
-         "Fehlberg's 8th-order weights (ARKODE's 8(7) table, 13 stages) at a fixed step"},
-        {"dopri5", SettingKind::kTolerance, 1e-2, 1e-13, "Dormand-Prince 5(4), adaptive (ARKODE's table)"},
-        {"fehlberg8", SettingKind::kTolerance, 1e-2, 1e-13, "Fehlberg 8(7), 13 stages, adaptive (ARKODE's table)"},
-    };
-  }
+  std::vector<IntegratorInfo> integrators() const override { return projection::index1_integrators(); }
   Accepts accepts() const override { return {{ElementRole::kJoint, ElementRole::kForce}, {}}; }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
-    if (integrator != "rk4" && integrator != "fehlberg8-fixed" && integrator != "dopri5" && integrator != "fehlberg8")
-      throw SolverError(fmt::format("baumgarte: unknown integrator '{}' (known: rk4, fehlberg8-fixed, dopri5, fehlberg8)",
-                                    integrator));
-    if (!(setting > 0.0) || !std::isfinite(setting))
-      throw SolverError(fmt::format("baumgarte: the setting must be positive and finite, got {}", setting));
+    projection::check_index1_request(name(), integrator, setting);
     if (const std::string why = unsupported_reason(model); !why.empty()) throw SolverError("baumgarte: " + why);
     std::unique_ptr<Simulator> sim = projection::make_simulator(model, integrator, setting, false);
     dynamic_cast<projection::ProjectionRun&>(*sim).set_baumgarte(kRate, kRate);

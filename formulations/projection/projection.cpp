@@ -128,23 +128,11 @@ class Index1Formulation : public Formulation {
                     : "natural coordinates, index-1 equations through G M^-1 G^T, explicit Runge-Kutta, "
                       "no projection (constraint drift left as it grows)";
   }
-  std::vector<IntegratorInfo> integrators() const override {
-    return {
-        {"rk4", SettingKind::kFixedStep, 0.5, 1e-5, "classical Runge-Kutta, fixed step"},
-        {"fehlberg8-fixed", SettingKind::kFixedStep, 0.5, 1e-5,
-         "Fehlberg's 8th-order weights (ARKODE's 8(7) table, 13 stages) at a fixed step"},
-        {"dopri5", SettingKind::kTolerance, 1e-2, 1e-13, "Dormand-Prince 5(4), adaptive (ARKODE's table)"},
-        {"fehlberg8", SettingKind::kTolerance, 1e-2, 1e-13, "Fehlberg 8(7), 13 stages, adaptive (ARKODE's table)"},
-    };
-  }
+  std::vector<IntegratorInfo> integrators() const override { return index1_integrators(); }
   // Any joint by its rows and any force element by Q(q, v): an explicit method needs no Jacobian.
   Accepts accepts() const override { return {{ElementRole::kJoint, ElementRole::kForce}, {}}; }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
-    if (integrator != "rk4" && integrator != "fehlberg8-fixed" && integrator != "dopri5" && integrator != "fehlberg8")
-      throw SolverError(fmt::format("{}: unknown integrator '{}' (known: rk4, fehlberg8-fixed, dopri5, fehlberg8)",
-                                    name(), integrator));
-    if (!(setting > 0.0) || !std::isfinite(setting))
-      throw SolverError(fmt::format("{}: the setting must be positive and finite, got {}", name(), setting));
+    check_index1_request(name(), integrator, setting);
     if (const std::string why = unsupported_reason(model); !why.empty()) throw SolverError(name() + ": " + why);
     return make_simulator(model, integrator, setting, project_);
   }
@@ -168,6 +156,24 @@ class Unprojected final : public Index1Formulation {
 };
 
 }  // namespace
+
+std::vector<IntegratorInfo> index1_integrators() {
+  return {
+      {"rk4", SettingKind::kFixedStep, 0.5, 1e-5, "classical Runge-Kutta, fixed step"},
+      {"fehlberg8-fixed", SettingKind::kFixedStep, 0.5, 1e-5,
+       "Fehlberg's 8th-order weights (ARKODE's 8(7) table, 13 stages) at a fixed step"},
+      {"dopri5", SettingKind::kTolerance, 1e-2, 1e-13, "Dormand-Prince 5(4), adaptive (ARKODE's table)"},
+      {"fehlberg8", SettingKind::kTolerance, 1e-2, 1e-13, "Fehlberg 8(7), 13 stages, adaptive (ARKODE's table)"},
+  };
+}
+
+void check_index1_request(const std::string& formulation, const std::string& integrator, double setting) {
+  if (integrator != "rk4" && integrator != "fehlberg8-fixed" && integrator != "dopri5" && integrator != "fehlberg8")
+    throw SolverError(fmt::format("{}: unknown integrator '{}' (known: rk4, fehlberg8-fixed, dopri5, fehlberg8)",
+                                  formulation, integrator));
+  if (!(setting > 0.0) || !std::isfinite(setting))
+    throw SolverError(fmt::format("{}: the setting must be positive and finite, got {}", formulation, setting));
+}
 
 std::unique_ptr<Simulator> make_simulator(const Model& model, const std::string& integrator, double setting, bool project,
                                           LinearAlgebra la) {

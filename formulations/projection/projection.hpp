@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/sparse_natural.hpp"
 #include "core/formulation.hpp"
@@ -20,6 +21,12 @@ class ProjectionRun {
   // Baumgarte's feedback Phi'' + 2 alpha Phi' + beta^2 Phi = 0 (1/s), before the run; 0, 0: none.
   virtual void set_baumgarte(double alpha, double beta) = 0;
 };
+
+// The explicit Runge-Kutta integrators of the index-1 formulations ("projection", "unprojected",
+// "baumgarte"), and the check of a create() request against them: SolverError naming `formulation`
+// for an unknown integrator or a setting that is not positive and finite.
+std::vector<IntegratorInfo> index1_integrators();
+void check_index1_request(const std::string& formulation, const std::string& integrator, double setting);
 
 // The simulator of "projection" (project = true) or "unprojected" for integrator rk4,
 // fehlberg8-fixed, dopri5 or fehlberg8 at `setting` (the caller checks both); kAuto: dense or sparse
