@@ -14,6 +14,7 @@
 
 #include "core/formulation.hpp"
 #include "projection/projection.hpp"
+#include "projection/simulators.hpp"
 
 namespace mbs::baumgarte {
 namespace {
@@ -32,7 +33,7 @@ class Baumgarte final : public Formulation {
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
     projection::check_index1_request(name(), integrator, setting);
     if (const std::string why = unsupported_reason(model); !why.empty()) throw SolverError("baumgarte: " + why);
-    std::unique_ptr<Simulator> sim = projection::make_simulator(model, integrator, setting, false);
+    std::unique_ptr<Simulator> sim = projection::make_index1<true>(model, integrator, setting, false, LinearAlgebra::kAuto);
     dynamic_cast<projection::ProjectionRun&>(*sim).set_baumgarte(kRate, kRate);
     return sim;
   }

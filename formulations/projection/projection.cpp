@@ -31,92 +31,10 @@
 #include "core/natural_coordinates.hpp"
 #include "projection/projection.hpp"
 #include "projection/projection_ode.hpp"
+#include "projection/simulators.hpp"
 
 namespace mbs::projection {
 namespace {
-
-template <int NQ, int NR, template <class> class Stepper>
-class FixedSimulator final : public FixedStepSimulator, public ProjectionRun {
- public:
-  using Ode = ProjectionOde<NQ, NR>;
-  template <typename... Args>
-  FixedSimulator(const Model& model, std::vector<int> rows, bool sparse, bool project, double h, Args&&... args)
-      : FixedStepSimulator(model, h), ode_(model, std::move(rows), stats_, sparse), rk_(ode_, std::forward<Args>(args)...),
-        y_(ode_.size()), project_(project) {}
-  int kept_rows() const override { return ode_.kept_rows(); }
-  int dropped_rows() const override { return ode_.dropped_rows(); }
-  bool projects() const override { return project_; }
-  bool sparse() const override { return ode_.sparse(); }
-  void set_baumgarte(double alpha, double beta) override { ode_.set_baumgarte(alpha, beta); }
-
- private:
-  void do_initialize_state() override {
-    ode_.initial_state(y_);
-    if (project_) ode_.project(0.0, y_);
-  }
-  void do_fixed_step(double h) override {
-    rk_.step(time(), h, y_, stats_);
-    if (project_) ode_.project(time() + h, y_);
-  }
-  void do_model_state() override { ode_.model_state(y_, q_model_, v_model_); }
-
-  Ode ode_;
-  Stepper<Ode> rk_;
-  typename Ode::State y_;
-  bool project_;
-};
-
-template <int NQ, int NR>
-class ErkSimulator final : public Simulator, public ProjectionRun {
- public:
-  using Ode = ProjectionOde<NQ, NR>;
-  ErkSimulator(const Model& model, std::vector<int> rows, bool sparse, bool project, const ButcherTable& table, double tol)
-      : Simulator(model), ode_(model, std::move(rows), stats_, sparse), rk_(ode_, table, tol, tol), y_(ode_.size()),
-        project_(project) {}
-  int kept_rows() const override { return ode_.kept_rows(); }
-  int dropped_rows() const override { return ode_.dropped_rows(); }
-  bool projects() const override { return project_; }
-  bool sparse() const override { return ode_.sparse(); }
-  void set_baumgarte(double alpha, double beta) override { ode_.set_baumgarte(alpha, beta); }
-
- private:
-  void do_initialize(double /*t_end*/) override {  // adaptive: steps are clipped to t_end in do_step
-    t_ = 0.0;
-    ode_.initial_state(y_);
-    if (project_) ode_.project(t_, y_);
-    rk_.initialize(t_, y_, stats_);
-  }
-  void do_step(double t_end) override {
-    rk_.step(t_, y_, t_end, stats_);
-    if (project_) ode_.project(t_, y_);  // FSAL stage kept (file comment)
-  }
-  double do_time() const override { return t_; }
-  void do_model_state() override { ode_.model_state(y_, q_model_, v_model_); }
-
-  Ode ode_;
-  EmbeddedRk<Ode> rk_;
-  typename Ode::State y_;
-  bool project_;
-  double t_ = 0.0;
-};
-
-// Fixed sizes for the planar and spatial pendulum and the planar double pendulum (no row dropped),
-// dynamic sizes otherwise (dense or sparse).
-template <template <int, int> class Sim, typename... Args>
-std::unique_ptr<Simulator> make_sized(const Model& model, std::vector<int> rows, bool sparse, Args&&... args) {
-  const int nq = model.nq(), nc = model.nc(), nr = static_cast<int>(rows.size());
-  if (nr == nc && !sparse) {
-    if (nq == 2 && nc == 1) return std::make_unique<Sim<2, 1>>(model, std::move(rows), false, std::forward<Args>(args)...);
-    if (nq == 3 && nc == 1) return std::make_unique<Sim<3, 1>>(model, std::move(rows), false, std::forward<Args>(args)...);
-    if (nq == 4 && nc == 2) return std::make_unique<Sim<4, 2>>(model, std::move(rows), false, std::forward<Args>(args)...);
-  }
-  return std::make_unique<Sim<Eigen::Dynamic, Eigen::Dynamic>>(model, std::move(rows), sparse, std::forward<Args>(args)...);
-}
-
-template <int NQ, int NR>
-using Rk4Simulator = FixedSimulator<NQ, NR, Rk4>;
-template <int NQ, int NR>
-using Rk8Simulator = FixedSimulator<NQ, NR, FixedButcherRk>;
 
 class Index1Formulation : public Formulation {
  public:
@@ -177,12 +95,7 @@ void check_index1_request(const std::string& formulation, const std::string& int
 
 std::unique_ptr<Simulator> make_simulator(const Model& model, const std::string& integrator, double setting, bool project,
                                           LinearAlgebra la) {
-  const bool sparse = sparse_path(la, model);
-  std::vector<int> rows = independent_rows(NaturalCoordinates(model), model);
-  if (integrator == "rk4") return make_sized<Rk4Simulator>(model, std::move(rows), sparse, project, setting);
-  if (integrator == "fehlberg8-fixed")
-    return make_sized<Rk8Simulator>(model, std::move(rows), sparse, project, setting, ButcherTable::from_arkode("fehlberg8"));
-  return make_sized<ErkSimulator>(model, std::move(rows), sparse, project, ButcherTable::from_arkode(integrator), setting);
+  return make_index1<false>(model, integrator, setting, project, la);
 }
 
 MBS_REGISTER_FORMULATION(Projection);

@@ -18,7 +18,8 @@ class ProjectionRun {
   virtual int dropped_rows() const = 0;  // redundant rows removed at setup
   virtual bool projects() const = 0;     // projection after every step ("projection"), or none ("unprojected")
   virtual bool sparse() const = 0;       // sparse G and G M^-1 G^T (common/sparse_natural.hpp)
-  // Baumgarte's feedback Phi'' + 2 alpha Phi' + beta^2 Phi = 0 (1/s), before the run; 0, 0: none.
+  // Baumgarte's feedback Phi'' + 2 alpha Phi' + beta^2 Phi = 0 (1/s), before the run (simulators
+  // built with it, simulators.hpp's make_index1<true>; the others throw SolverError).
   virtual void set_baumgarte(double alpha, double beta) = 0;
 };
 

@@ -80,7 +80,8 @@ inline constexpr int kMaxProjectionIterations = 10;
 inline constexpr double kSingularShift = 1e-8;
 inline constexpr double kSingularDrop = 1e-3;
 
-template <int NQ, int NR>
+// kBaumgarte: with Baumgarte's feedback (set_baumgarte), compiled out of the plain equations.
+template <int NQ, int NR, bool kBaumgarte = false>
 class ProjectionOde {
  public:
   static constexpr bool kDynamic = NQ == Eigen::Dynamic || NR == Eigen::Dynamic;
@@ -132,7 +133,7 @@ class ProjectionOde {
   int dropped_rows() const { return nat_.nc() - n_r_; }
   bool sparse() const { return sparse_; }
 
-  // Baumgarte's feedback rates (1/s); 0, 0 (the default): none.
+  // Baumgarte's feedback rates (1/s), used where kBaumgarte; 0, 0 (the default): none.
   void set_baumgarte(double alpha, double beta) {
     two_alpha_ = 2.0 * alpha;
     beta2_ = beta * beta;
@@ -163,7 +164,7 @@ class ProjectionOde {
     factor();
     g_times(MiQ_, c_);
     c_ += gamma_;
-    if (two_alpha_ != 0.0 || beta2_ != 0.0) {
+    if constexpr (kBaumgarte) {
       g_times(vb_, dl_);  // Phi' = G v
       constraints();      // r_ = Phi
       c_ += two_alpha_ * dl_ + beta2_ * r_;
