@@ -30,10 +30,10 @@
 // quadratic estimate, O(h^3) in time), but a reported state is only at grid times, so an impact is
 // seen at the end of the step that contains it (t* in (t - h, t]). Energy: between impacts the
 // trapezoidal drift; at an impact exactly the Newton-law dissipation at the located state, so the
-// energy after an impact is second-order accurate (1.4e-5 J of the 2.65 J the first impact of the
-// double pendulum dissipates at h = 1e-3 s, 3.4e-6 J at 5e-4 s); kinetic energy never grows through
-// the impulse (mass-orthogonal, e <= 1). Penetration: none at reported states, up to the Newton
-// tolerance (1e-10 L) on the contact rows: the plane is a constraint of the sub-step that reaches it.
+// energy after an impact is second-order accurate (docs/formulations.md, Method notes); kinetic
+// energy never grows through the impulse (mass-orthogonal, e <= 1). Penetration: none at reported
+// states, up to the Newton tolerance (1e-10 L) on the contact rows: the plane is a constraint of
+// the sub-step that reaches it.
 #pragma once
 
 #include <algorithm>

@@ -15,9 +15,8 @@
 //
 // The geometric stiffness takes lambda, not the exact mu: the two agree at convergence (alpha Phi
 // -> 0), but at the predictor alpha Phi is a large spurious rod force (1e9 N/m times the predictor's
-// O(h^3) error), and once compressive it makes f_q indefinite for large h. With mu, Newton failed
-// on the pendulum at h = 0.02 and 0.05 s; with lambda it converges at every h and takes the same
-// number of iterations below h = 1e-2 s.
+// O(h^3) error), and once compressive it makes f_q indefinite for large h, where Newton with mu
+// fails and with lambda converges (docs/formulations.md, Method notes).
 //
 // Contacts are the other story, told in impacts.hpp: a model without contacts takes exactly the
 // plain step above.
@@ -53,7 +52,8 @@ constexpr double kMinPenaltyRatio = 100.0;
 // and prototypes never met residual tolerances below ~1e-6 m g). The correction dq, solved with a
 // tangent that carries the same alpha, has a floor of about eps L whatever alpha is. At 1e-10 m the
 // converged q is ~1e-12 m off the constraints (the next correction would be ~1/(h^2 alpha / 4m) of
-// the last), and Newton takes 2 iterations a step at h = 1e-3 s (3 at 1e-12, no change in drift).
+// the last), and Newton needs few iterations a step; a tighter tolerance only adds iterations
+// (docs/formulations.md, Method notes).
 // |Phi|_inf <= kNewtonTol * L is required as well: it always holds with the first test, except near
 // a singular position (below).
 constexpr double kNewtonTol = 1e-10;
@@ -61,25 +61,22 @@ constexpr int kMaxNewtonIterations = 30;
 // Singular positions (the N-four-bar with every crank horizontal): Phi_q loses rank, and near there
 // the multiplier update lambda += alpha Phi corrects the constraints in the directions Phi_q is about
 // to lose only at the rate 1 / (1 + h^2 alpha s / 4) per iteration, s -> 0 the vanishing eigenvalues
-// of Phi_q M^-1 Phi_q^T. The corrections dq then shrink linearly, by a ratio close to 1 (0.98 and
-// worse on the 40-window mechanism at the step nearest a crossing: ~300 iterations to reach
-// kNewtonTol), or are tiny while Phi is not (they move q along directions in which Phi changes only
-// to second order). Stopping there on |dq| alone left violations of ~1e-9 m in those directions that
-// grew over the next steps and came back as micrometre corrections and energy jumps: the 2-window
-// mechanism at h = 2.5e-4 s lost 1.2e-4 J over a crossing (1e-5 J at h = 1e-3 s), and B0's error
-// stopped converging with h. So, from the second iteration on, when |dq| fell in the last iteration
-// but by less than kStallRatio, or is below the tolerance while Phi is not, alpha is raised by
-// kPenaltyBoost (up to kMaxPenaltyBoost times the step's alpha: the usual augmented-Lagrangian rule
-// of raising the penalty when the constraints converge slowly), which speeds the multiplier
-// iteration up in the vanishing directions. At the largest alpha a stalled iteration is accepted once
-// |Phi|_inf <= kNewtonTol L (|dq| then sits on the round-off floor of the large alpha). The step's
-// own alpha is restored for the projections (newton()) and the next step. Away from singular
-// positions (every step of the five small problems) Newton converges quadratically and neither rule
-// ever acts. With these, B0's error at 20 s on the 40-window mechanism falls like h^2 (4.2e-3, 6.4e-4,
-// 1.2e-4, 2.6e-5 m at h = 4, 2, 1, 0.5 ms). The cap matters: at 1e8 the 2-window mechanism lost
-// 0.05 J over its crossings at h = 1.25e-4 s (the multipliers of the vanishing directions, carried
-// from step to step, grow with alpha); at 1e4 small steps (h <= 3e-4 s there) can still end in a
-// Newton failure or a 1e-4 J loss at a crossing.
+// of Phi_q M^-1 Phi_q^T. The corrections dq then shrink linearly, by a ratio close to 1 (hundreds
+// of iterations to reach kNewtonTol), or are tiny while Phi is not (they move q along directions in
+// which Phi changes only to second order). Stopping there on |dq| alone left violations in those
+// directions that grew over the next steps and came back as energy jumps at the crossings, and B0's
+// error stopped converging with h. So, from the second iteration on, when |dq| fell in the last
+// iteration but by less than kStallRatio, or is below the tolerance while Phi is not, alpha is
+// raised by kPenaltyBoost (up to kMaxPenaltyBoost times the step's alpha: the usual
+// augmented-Lagrangian rule of raising the penalty when the constraints converge slowly), which
+// speeds the multiplier iteration up in the vanishing directions. At the largest alpha a stalled
+// iteration is accepted once |Phi|_inf <= kNewtonTol L (|dq| then sits on the round-off floor of
+// the large alpha). The step's own alpha is restored for the projections (newton()) and the next
+// step. Away from singular positions (every step of the five small problems) Newton converges
+// quadratically and neither rule ever acts. With these, B0's error on the N-four-bar falls like
+// h^2. The cap matters: much higher, the multipliers of the vanishing directions, carried from step
+// to step, grow with alpha and cost energy at the crossings; even at this cap small steps can still
+// end in a Newton failure or an energy loss at a crossing (docs/formulations.md, Method notes).
 constexpr double kStallRatio = 0.5;
 constexpr double kPenaltyBoost = 10.0;
 constexpr double kMaxPenaltyBoost = 1e4;
@@ -159,9 +156,9 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     v_model_ = v_;
   }
 
-  // Tiny fixed sizes use the closed-form inverse: on the pendulum a step takes ~215 ns instead of
-  // ~280 ns with LDLT (pivoting, permutations), and its relative error ~cond(T) eps stays far below
-  // the Newton tolerance for cond(T) ~ 1 + h^2 alpha / 4m (at most ~1e6, at h = 0.05 s).
+  // Tiny fixed sizes use the closed-form inverse: cheaper than LDLT (pivoting, permutations) at
+  // these sizes (docs/formulations.md, Method notes), and its relative error ~cond(T) eps stays far
+  // below the Newton tolerance for cond(T) ~ 1 + h^2 alpha / 4m (at most ~1e6, at h = 0.05 s).
   static constexpr bool kExplicitInverse = NQ != Eigen::Dynamic && NQ <= 4;
   // Force elements make the tangent unsymmetric (a damper's dQ/dq): LU there, LDLT otherwise.
   void factor() {
@@ -325,14 +322,14 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
         // A raised alpha (singular position) would carry into the projections, whose matrix is the
         // last tangent: there it would enforce the acceleration-level constraints in the vanishing
         // directions, where d/dt(Phi_q) q' is known only to its error divided by the vanishing
-        // singular value (on the N-four-bar a step 4e-5 rad from the singular position then produced
-        // a 540 m/s^2 acceleration, a 1 mm predictor error, and lost 0.59 J). So the tangent is
-        // refactored with the step's alpha at the converged q. The multipliers go back to the step's
-        // start: the raised alpha builds up components in the vanishing directions (their true values
-        // grow like 1 / the distance to the singular position there) that, carried into the next
-        // steps, acted as spurious forces once those directions stiffened again (2-window mechanism
-        // at h = 2.5e-4 s: Newton failed at the second crossing; with the reset B0's error after two
-        // crossings is 1.1e-6 m).
+        // singular value (on the N-four-bar a step close to the singular position then produced a
+        // spurious acceleration and lost energy: docs/formulations.md, Method notes). So the
+        // tangent is refactored with the step's alpha at the converged q. The multipliers go back
+        // to the step's start: the raised alpha builds up components in the vanishing directions
+        // (their true values grow like 1 / the distance to the singular position there) that,
+        // carried into the next steps, acted as spurious forces once those directions stiffened
+        // again (Newton then failed at a later crossing; see the Method notes in
+        // docs/formulations.md).
         if (alpha_ != alpha_step_) {
           lambda_ = lambda_n_;
           alpha_ = alpha_step_;
@@ -401,9 +398,9 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   // lambda_k d2Phi_k/dq2 is the mass matrix plus the tangent's geometric stiffness. The published
   // form has M on the right, as its tangent leaves d2Phi/dq2 out; with the geometric stiffness on the
   // left only, the projection scales the free velocity by 1 - O(h^2 lambda / 4 m L) every step and
-  // drains kinetic energy (0.46 J in 10 s on the pendulum at h = 1e-3 s). With W on both sides the
-  // result equals refactoring M + h^2/4 alpha Phi_q^T Phi_q at the converged q (checked: same drift,
-  // violations and error to 4 digits).
+  // drains kinetic energy. With W on both sides the result equals refactoring
+  // M + h^2/4 alpha Phi_q^T Phi_q at the converged q (both compared in docs/formulations.md, Method
+  // notes).
   template <bool kContacts = false>
   void project_velocities_and_accelerations() {
     const double s = 2.0 / h_;
