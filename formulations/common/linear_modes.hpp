@@ -58,7 +58,7 @@
 //   (RealQZ::step) evaluates outer-product temporaries whatever the matrix type (a compile-time
 //   maximum size removes the former, not the latter; tried, it was not worth its compile cost and
 //   time was the same), and alphas()/betas() return copies. Everything else here is preallocated:
-//   ~15-30 allocations per call on the 3D pendulum, ~50 on a 3D double pendulum, all in Eigen's QZ.
+//   a call's allocations are all in Eigen's QZ (counts: docs/formulations.md, Status).
 //
 // NaturalEquilibrium: the static equilibrium in natural coordinates, for the natural-coordinate
 // linearizers: Phi_q(q0), a maximal set of independent constraint rows (pivoted QR of Phi_q^T, so

@@ -41,24 +41,14 @@ enum class LinearAlgebra {
 };
 
 // Natural coordinates from which kAuto goes sparse: alm-index3, projection and ida-index3
-// (symmetric LDLT, KLU). Measured with benchmarks/bench_dense_sparse.cpp (Release, this 2-core
-// machine; one step, h = 1e-3 s or rtol = 1e-8), dense / sparse:
-//   planar chain of k point masses, nq = 2k:       nq = 2 (fixed sizes)   6          12         24
-//     alm-index3                                      0.27 / 0.58 us   2.0 / 1.2   3.9 / 2.6  13.9 / 5.2
-//     projection/rk4                                  0.23 / 0.76      1.9 / 1.6   5.7 / 3.1  11.4 / 5.1
-//     ida-index3                                      1.9 / 1.8        4.0 / 3.4   9.0 / 5.6  33.7 / 9.8
-//   N-four-bar, nq = 6 (2N + 1):                    N = 1 (nq = 18)  3 (42)       10 (126)     40 (486)
-//     alm-index3                                       9.2 / 5.3 us   58 / 14      655 / 33     33.7 ms / 157 us
-//     projection/rk4                                  24 / 12        118 / 30     2450 / 78     122 ms / 295 us
-//     ida-index3                                      25 / 10        113 / 21     1378 / 82     31.3 ms / 272 us
-// Only the fixed-size dense paths (nq <= 4) beat the sparse ones; dynamic-size dense loses from 6
-// coordinates on. The threshold sits above the five small problems (at most 12 coordinates), which
-// keep their dense paths and their results, and gives away at most ~2.5x below it.
+// (symmetric LDLT, KLU). Chosen with benchmarks/bench_dense_sparse.cpp (docs/formulations.md,
+// Method notes): only the fixed-size dense paths (nq <= 4) beat the sparse ones; dynamic-size dense
+// loses from 6 coordinates on. The threshold sits above the five small problems (at most 12
+// coordinates), which keep their dense paths and their results, and gives away little below it.
 inline constexpr int kSparseMinCoordinates = 16;
-// The same for penalty, whose tangent is unsymmetric, measured when it was factored by Eigen's
+// The same for penalty, whose tangent is unsymmetric, chosen when it was factored by Eigen's
 // SparseLU (more overhead than the simplicial LDLT; KLU, which replaced it, has less, so the
-// threshold is conservative): dense / sparse per step, chain nq = 8: 2.3 / 5.7 us, 16: 6.6 / 14.0, 24: 11.2 /
-// 17.7; N-four-bar nq = 18: 10.8 / 15.9, 30: 39.7 / 24.3, 66: 156 / 57, 486: 46.5 ms / 562 us.
+// threshold is conservative; the same Method notes).
 inline constexpr int kSparseLuMinCoordinates = 28;
 
 // Whether `la` means the sparse path for this model (kAuto: at least min_coordinates and no force
@@ -214,10 +204,10 @@ class SparseSchur {
 // independent rows. For a point mass m on a rod S = 1/m, which is why the largest point mass m_ref
 // served. A long closed chain has much softer modes (the 40-window N-four-bar: s_min = 7.6e-4 /kg
 // at its initial configuration with m_ref = 1 kg, and s_min -> 0 at its singular positions): there
-// the multiplier iteration converged at 0.84 per iteration (alm-index3, h = 1e-3 s) instead of
-// 1e-2. So the scale is 1 / s_min at the initial configuration when that is more than
-// kSoftModeRatio times m_ref, and m_ref otherwise (every model of the five small problems: their
-// results are unchanged).
+// the multiplier iteration of alm-index3 converged far more slowly than its usual ~1e-2 per
+// iteration (docs/formulations.md, Method notes). So the scale is 1 / s_min at the initial
+// configuration when that is more than kSoftModeRatio times m_ref, and m_ref otherwise (every model
+// of the five small problems: their results are unchanged).
 inline constexpr double kSoftModeRatio = 10.0;
 // Smallest eigenvalue of S over the independent rows at q0 (1/kg): dense eigenvalues below
 // kSparseMinCoordinates, else inverse iteration on S's sparse LDLT. Infinity without constraints.

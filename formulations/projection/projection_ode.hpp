@@ -28,26 +28,25 @@
 // singular position, and the components of the right-hand side along them carry the state's
 // inconsistency e (an RK stage is off the constraints by the step's error; a projected state by
 // round-off amplified by 1/s in the velocity projection). The multipliers along them are then
-// e / s and the accelerations they drive e / sqrt(s): on the 40-window N-four-bar at h = 1e-3 s, a
-// step that landed 8e-6 rad from the singular position (t = 18.41 s, sqrt(s) = 2e-7) computed
-// |q''| = 474 m/s^2 where the motion has ~25, and the energy jumped 2.98 J. So every factorization
+// e / s and the accelerations they drive e / sqrt(s): on the N-four-bar a step that landed close to
+// the singular position computed accelerations far beyond the motion's and an energy jump
+// (docs/formulations.md, Method notes). So every factorization
 // is of S + delta I, delta = kSingularShift x the largest diagonal entry of S, and every solve is
 // refined once against S itself (iterated Tikhonov), wherever S is near-singular. Near-singular is
 // relative to the start: the smallest Cholesky pivot's share of its row's diagonal (the sine
 // squared of the angle between a row and those before it, in the M^-1 metric) has fallen below
 // kSingularDrop times its value at q0. Elsewhere S is factored as it is, so that regular mechanisms
 // keep exact multipliers: an always-on shift cost andrews its 8th-order energy balance and
-// flyball_governor its angular momentum (1.7e-4 N m s), whose S has a pivot share near 1e-7 all
+// flyball_governor its angular momentum (Method notes), whose S has a pivot share near 1e-7 all
 // along (a body's tiny second moment dominates the metric), not a singular position; a fixed
 // threshold cannot tell the two apart. The filter 1 - (delta / (s + delta))^2 leaves
 // modes with s >> delta exact to (delta / s)^2 relative (1e-10 for the N-four-bar's softest mode
 // away from singular positions; ~1e-14 on the small problems) and caps the accelerations of the
 // vanishing modes at ~e / sqrt(delta). The position projection becomes a Levenberg-Marquardt step.
-// Measured on the N-four-bar at h = 1e-3 s (20 s, 20 crossings; energy error after the worst one):
-// delta = 1e-13: 1.7e-4 J, 1e-12: 6.6e-4 J, 1e-10: 6.2e-5 J, 1e-8: 1.1e-5 J, 1e-7: -8.7e-5 J,
-// 1e-6: -3.9e-4 J (the constraint forces the vanishing modes do need, lost). B0 at 20 s within
-// 1.1e-6 m of the reduced model's at 1e-8. One kept row (the pendulum) cannot become singular and is
-// solved exactly.
+// kSingularShift was chosen by the energy error after the worst crossing of the N-four-bar
+// (docs/formulations.md, Method notes): smaller shifts leave larger jumps, larger ones lose the
+// constraint forces the vanishing modes do need. One kept row (the pendulum) cannot become singular
+// and is solved exactly.
 //
 // Large models (common/sparse_natural.hpp): G as a fixed-pattern sparse matrix of the kept rows, and
 // G M^-1 G^T assembled on its pattern and factored by a sparse LDLT (AMD order fixed at setup), with
