@@ -5,33 +5,33 @@
 // suppressed (IDASetSuppressAlg). BDF error estimates of the index-2 v and index-3 lambda do not
 // shrink with h as IDA's estimator assumes, and v is only as accurate as the differentiated q
 // anyway. With v left in (only lambda out) and plain weights the step collapses at most rtols (and
-// takes 3e4 to 3e6 steps where it does not); with the h-scaled weights below it runs, but the
-// loosest rtol meeting the energy rule takes ~1.4x the steps (1e4 vs 7e3 on the pendulum).
+// takes far more steps where it does not); with the h-scaled weights below it runs, but the
+// loosest rtol meeting the energy rule takes more steps (docs/formulations.md, Method notes).
 //
 // Error weights (IDAWFtolerances, not IDASStolerances): q gets 1 / (rtol |q| + atol); v and lambda,
 // which only enter the Newton convergence test, get tolerances scaled by 1/h and 1/h^2 (the index
 // scaling RADAU5 applies to index-2 and index-3 variables). Their Newton corrections, and the
 // round-off in them, are 1/h and 1/h^2 times those of q, so with fixed weights the Newton test
-// fails ever more as h shrinks and the step collapses (seen with IDASStolerances at rtol 2e-11 and
-// 5e-12 on the pendulum, ~50 steps in, near t = 1e-4 s, where lambda ~ 0 leaves only atol).
+// fails ever more as h shrinks and the step collapses (seen with IDASStolerances at tight rtols on
+// the pendulum early in the run, where lambda ~ 0 leaves only atol; Method notes).
 //
 // The first step and its weights: IDA computes the weights once before the first step and again
 // only after a successful one, so the h they are scaled by must be the step IDA first tries, and
 // the retries at t = 0 (error-test or Newton failures, h cut up to 4x each) never rescale them.
 // Before, the first weights took h = 1 (plain tolerances; on a second run, IDA still reported the
 // previous run's last step, so runs differed), and IDA's own first step, 0.001 t_end shortened only
-// by q' (zero from rest), ignored q''. On spatial rigid bodies at rtol <= ~2e-10 every first step
+// by q' (zero from rest), ignored q''. On spatial rigid bodies at tight rtols every first step
 // then failed Newton's test on lambda, whose tolerance was h^2 too tight, down to IDA_CONV_FAIL at
-// t = 0 with h ~ 1e-9 s (a closed spatial loop of rigid bars; tests/test_elements.cpp). Now the first
+// t = 0 (a closed spatial loop of rigid bars; tests/test_elements.cpp; Method notes). Now the first
 // step is ours, from q' and q'' (BDF1's local error h^2/2 |q''| about half the q tolerance), set
 // with IDASetInitStep each run, and the weights use it until the first step is taken.
 //
 // atol = rtol x the shortest rod length (m): the error test sees only q, so this is the same
 // relative accuracy on the model's smallest length (it matters where a coordinate crosses zero).
 //
-// Planar pendulum: the energy rule (< 5e-5 J) holds for every rtol tried at or below 2e-11 (~7e3
-// steps); between 2e-11 and 1e-10 drift is not monotone in rtol (which of them pass shifts with
-// small changes, e.g. the weights before the first step), and at 1e-10 it fails. The tuner confirms
+// Planar pendulum: below some rtol the energy rule holds; in a band above it drift is not monotone
+// in rtol (which rtols pass shifts with small changes, e.g. the weights before the first step;
+// docs/formulations.md, Method notes). The tuner confirms
 // its choice on a grid and the midpoints below it, which is why its setting can sit in that band.
 #include <fmt/format.h>
 #include <ida/ida.h>

@@ -75,8 +75,9 @@ class MinimalOde {
     Work(int nq, int n) : r(nq), c(nq), f(nq), R(nq, n), MR(nq, n), Mbar(n, n), Qbar(n), llt(n) {}
   };
 
-  // Always inlined: with the contact code around, GCC stopped inlining it into the RK4 step (3%
-  // slower on the pendulum); the contact branch itself stays out of line (constrain()).
+  // Always inlined: with the contact code around, GCC stopped inlining it into the RK4 step, which
+  // slowed it (docs/formulations.md, Method notes); the contact branch stays out of line
+  // (constrain()).
   EIGEN_ALWAYS_INLINE void rhs(const State& y, State& dydt, Work& w) const {
     kinematics(y, w);
     // Through work arrays: a product of expressions would make Eigen allocate a temporary.

@@ -34,11 +34,10 @@ namespace mbs::partitioned {
 namespace {
 
 // Dense linear algebra only (full-pivoting LU of Phi_q at every re-partition, LU of Phi_d at every
-// Newton iteration of every stage): on the 40-window N-four-bar (486 coordinates, 485 rows) one step
-// of fehlberg8 took 0.36 s (28 ms per right-hand side), so tuning it would take hours. Larger
-// models are declared unsupported. (That mechanism also passes singular positions, where every Phi_d
-// is singular: on the 2-window one, nq = 30, rk4 at h = 1e-3 s lost its Newton iteration on q_d
-// after the first crossing; dopri5 and fehlberg8 at tol = 1e-8 stepped over both crossings.)
+// Newton iteration of every stage): on the 40-window N-four-bar (486 coordinates, 485 rows) a step
+// is so slow that tuning it would take hours (docs/formulations.md, Method notes). Larger models
+// are declared unsupported. (That mechanism also passes singular positions, where every Phi_d is
+// singular; how the integrators fared there on a small N-four-bar is in the same notes.)
 constexpr int kMaxCoordinates = 200;
 
 // Holds the partition in use: the initial one at the start of a run, a new one when Phi_d degrades.

@@ -12,8 +12,8 @@ namespace mbs::partitioned {
 // rule picks the same coordinates, only the reference value is lowered to the current one).
 // Close to 1 on purpose: the coordinates are then (nearly) a function of the configuration alone.
 // Hysteresis makes them depend on the direction of motion, which breaks the symmetry under which
-// the errors of a swing's descent and ascent cancel: on the planar pendulum (RK4, h = 0.007 s) the
-// energy drift is 1.9e-6 J at 0.9 and 3.4e-7 J at 0.99, and the tuned step 0.015 against 0.021 s.
+// the errors of a swing's descent and ascent cancel: a smaller factor gave the planar pendulum a
+// larger drift and a smaller tuned step (docs/formulations.md, Method notes).
 // The 1 % left avoids re-choosing at every step where two partitions are equally good.
 inline constexpr double kRepartitionFactor = 0.99;
 

@@ -27,9 +27,9 @@ namespace {
 // chain; common/sparse_natural.hpp, penalty_mass_scale).
 // Finite alpha leaves the constraint acceleration Phi'' + 2 xi omega Phi' + omega^2 Phi at
 // lambda / alpha, so the violation tracks lambda / (alpha omega^2) (~3e-8 m on the pendulum) with a
-// lag that dissipates energy (~2 xi lambda'^2 / (alpha omega^3)): on the IFToMM pendulum ~4e-6 J
-// over 10 s with alpha / m = 1e7 (8% of its 5e-5 J rule), 4e-7 J with 1e8. Larger alpha gains
-// under 1% of the rule and raises the round-off floor of q'' (the tangent's conditioning is ~alpha / m).
+// lag that dissipates energy (~2 xi lambda'^2 / (alpha omega^3)): at 1e8 a small share of the
+// IFToMM pendulum's energy rule (docs/formulations.md, Method notes). Larger alpha gains little and
+// raises the round-off floor of q'' (the tangent's conditioning is ~alpha / m).
 constexpr double kAlphaPerMass = 1e8;
 // Critically damped stabilization at 10 rad/s, Bayo et al.'s values: violations die out within a
 // fraction of a second, slowly enough to stay non-stiff (omega h <= 0.5 over the tuner's range).
@@ -37,14 +37,14 @@ constexpr double kXi = 1.0;
 constexpr double kOmega = 10.0;  // rad/s
 // Newton stops when |dq''|_inf <= kNewtonTol * scale, scale = max(|q''|_inf, |Q_i / M_i|_inf): the
 // accelerations themselves, or gravity's when they vanish. From the extrapolated predictor Newton
-// converges quadratically, in 2 iterations per step for h <= 1e-3 s on the pendulum, and the result
-// does not change (to 10 digits) from 1e-6 to 1e-13; the round-off floor, where iterations start
-// to be wasted, is near 1e-12 relative at alpha / m = 1e8.
+// converges quadratically, in a few iterations per step, and the result does not depend on the
+// tolerance over a wide range (docs/formulations.md, Method notes); the round-off floor, where
+// iterations start to be wasted, is near 1e-12 relative at alpha / m = 1e8.
 constexpr double kNewtonTol = 1e-10;
 constexpr int kMaxNewtonIterations = 20;
 
-// Sizes: NQ natural coordinates, NC rods; fixed for the smallest planar systems (half the run time of
-// the dynamic-size code on the pendulum), Eigen::Dynamic otherwise.
+// Sizes: NQ natural coordinates, NC rods; fixed for the smallest planar systems (faster than the
+// dynamic-size code: docs/formulations.md, Method notes), Eigen::Dynamic otherwise.
 template <int NQ, int NC>
 class TrapezoidalSimulator final : public FixedStepSimulator {
   using VecQ = Eigen::Matrix<double, NQ, 1>;
@@ -99,8 +99,8 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   }
 
   void do_fixed_step(double h) override {
-    // Predictor: q'' extrapolated linearly, error O(h^2) rather than O(h) for q''_n (pendulum at
-    // h = 1e-3 s: 2.0 Newton iterations per step instead of 2.7); the first step (time() == 0) has
+    // Predictor: q'' extrapolated linearly, error O(h^2) rather than O(h) for q''_n (fewer Newton
+    // iterations: docs/formulations.md, Method notes); the first step (time() == 0) has
     // no history.
     if (time() > 0.0)
       a_new_ = 2.0 * a_ - a_prev_;
@@ -205,10 +205,9 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   // Phi_q(q + w) = Phi_q(q) + [(Phi_k,qq w)^T], giving G = Phi_q(q + w) + (c - 1) Phi_q(q) without
   // forming the Hessians. G is not Phi_q, so the tangent is unsymmetric: LU, not LDLT.
   // The geometric stiffness (last term) takes lambda at the latest corrected q'' (lambda_c_), not at
-  // the iterate: at the predictor lambda holds alpha times its constraint-acceleration error (~1e3
-  // times the true force on the pendulum at h = 1e-3 s), and a stiffness built on it derails the
-  // correction (a 20-link chain then fails to converge at h = 1e-3 s; dropping the term converges,
-  // in more iterations).
+  // the iterate: at the predictor lambda holds alpha times its constraint-acceleration error (far
+  // above the true force), and a stiffness built on it derails the correction (a long chain then
+  // fails to converge; dropping the term converges, in more iterations; Method notes).
   // From the second iteration on lambda_c_ equals lambda to first order, so Newton stays quadratic.
   void tangent(double h) {
     const double c = 1.0 + h * kXi * kOmega + 0.25 * h * h * kOmega * kOmega;

@@ -69,8 +69,9 @@ class HingedBodyObserver final : public ReferenceObserver {
   // quadratic through the three steps around the crossing, evaluated at theta = 0. In time, |omega| is
   // at its maximum there, and a step's velocities are consistent with its positions only to the
   // method's order (for the trapezoidal rule the chord is the mean of the end velocities), so
-  // interpolating in t leaves O(h^2) (3e-4 rad/s at h = 9e-3 s); along the orbit |omega|(theta) is
-  // smooth and even, and the quadratic's error is O(dtheta^3) with a vanishing third derivative.
+  // interpolating in t leaves O(h^2) (docs/formulations.md, Method notes); along the orbit
+  // |omega|(theta) is smooth and even, and the quadratic's error is O(dtheta^3) with a vanishing
+  // third derivative.
   void finish(double, const Eigen::VectorXd&, Score& score) const override {
     if (swing_.empty()) return;
     size_t k = 1;
