@@ -24,7 +24,7 @@ namespace mbs::ida_index3 {
 // configuration (rank threshold 1e-10 relative). nc() is that subset's size. A rank that changes
 // along the motion (a singular configuration) makes the iteration matrix singular there; the
 // factorization then fails or IDA's Newton does not converge, and IDA reduces its step (see
-// ida_index3.cpp for what happens on the N-four-bar).
+// docs/formulations.md, Status, for what happens on the N-four-bar).
 //
 // Sparse (large models, common/sparse_natural.hpp): the residual uses a fixed-pattern sparse Phi_q,
 // and the iteration matrix is written in compressed-column form on a pattern fixed at setup
