@@ -160,7 +160,7 @@ CaseResult run_case(const Problem& problem, const Formulation& formulation, cons
   if (options.on_progress) options.on_progress("timing at " + setting_text(info.kind, *row.setting));
   try {
     const double t_end = problem.run.end_time;
-    row.timing = time_calls([&] { sim->run(t_end, nullptr); }, options.min_time_s);
+    row.timing = time_calls([&] { sim->run(t_end, nullptr); }, options.min_time_s, options.min_samples);
   } catch (const SolverError& e) {
     if (timed_out(row, "timing")) return row;
     row.status = CaseStatus::kError;

@@ -19,6 +19,7 @@ struct CaseOptions {
   std::optional<double> step;       // use this fixed step instead of tuning (fixed-step rows)
   std::optional<double> tolerance;  // use this tolerance instead of tuning (adaptive rows)
   double min_time_s = 0.3;          // CPU time spent timing each row
+  int min_samples = 7;              // and at least this many timed samples (--min-samples)
   double timeout_s = 0.0;           // wall-clock budget of the whole case (tune, verify, time); 0: none
   TunerOptions tuner;
   bool timed = true;                // false: tune and score only, no timing (tests of statuses)

@@ -14,7 +14,7 @@ double thread_cpu_seconds() {
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-Timing time_calls(const std::function<void()>& fn, double min_total_s) {
+Timing time_calls(const std::function<void()>& fn, double min_total_s, int min_samples) {
   fn();  // warm-up: caches, lazy initialisation
   long batch = 1;
   for (;;) {
@@ -26,7 +26,7 @@ Timing time_calls(const std::function<void()>& fn, double min_total_s) {
   }
   std::vector<double> samples;
   double total = 0.0;
-  while ((total < min_total_s || samples.size() < 7) && samples.size() < 1000) {
+  while ((total < min_total_s || static_cast<int>(samples.size()) < min_samples) && samples.size() < 1000) {
     const double t0 = thread_cpu_seconds();
     for (long i = 0; i < batch; ++i) fn();
     const double dt = thread_cpu_seconds() - t0;

@@ -18,7 +18,7 @@ double thread_cpu_seconds();
 // Times fn() by samples of `calls_per_sample` back-to-back calls, the batch grown until a sample
 // lasts >= 2 ms (so clock overhead and resolution do not matter), and samples taken until
 // `min_total_s` of CPU time is spent and at least 7 samples exist (at most 1000).
-Timing time_calls(const std::function<void()>& fn, double min_total_s);
+Timing time_calls(const std::function<void()>& fn, double min_total_s, int min_samples = 7);
 
 // The fixed calibration kernel: a plain fixed-size RK4 loop on a pendulum's angle ODE
 // theta'' = -(g/L) sin(theta), 276 steps over 10 s. Returns the final angle (so it is not elided).
