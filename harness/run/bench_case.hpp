@@ -19,12 +19,13 @@ struct CaseOptions {
   std::optional<double> step;       // use this fixed step instead of tuning (fixed-step rows)
   std::optional<double> tolerance;  // use this tolerance instead of tuning (adaptive rows)
   double min_time_s = 0.3;          // CPU time spent timing each row
-  int min_samples = 7;              // and at least this many timed samples (--min-samples)
   double timeout_s = 0.0;           // wall-clock budget of the whole case (tune, verify, time); 0: none
   TunerOptions tuner;
   bool timed = true;                // false: tune and score only, no timing (tests of statuses)
   // What the case is doing ("trial 3, h = 0.01 s", "verifying", "timing"): progress display; may be empty.
   std::function<void(const std::string&)> on_progress;
+  int min_samples = 7;  // timed samples at least, whatever min_time_s (--min-samples); last, as positional
+                        // initializers in tests name the fields above
 };
 
 struct CaseResult {
