@@ -36,10 +36,10 @@
 // relative to the start: the smallest Cholesky pivot's share of its row's diagonal (the sine
 // squared of the angle between a row and those before it, in the M^-1 metric) has fallen below
 // kSingularDrop times its value at q0. Elsewhere S is factored as it is, so that regular mechanisms
-// keep exact multipliers: an always-on shift cost andrews its 8th-order energy balance and
-// flyball_governor its angular momentum (Method notes), whose S has a pivot share near 1e-7 all
-// along (a body's tiny second moment dominates the metric), not a singular position; a fixed
-// threshold cannot tell the two apart. The filter 1 - (delta / (s + delta))^2 leaves
+// keep exact multipliers: an always-on shift cost a driven slider-crank its 8th-order energy
+// balance and a spinning regulator with thin bodies its angular momentum (Method notes); the
+// latter's S has a tiny pivot share all along (a body's small second moment dominates the
+// metric), not a singular position, so a fixed threshold cannot tell the two apart. The filter 1 - (delta / (s + delta))^2 leaves
 // modes with s >> delta exact to (delta / s)^2 relative (1e-10 for the N-four-bar's softest mode
 // away from singular positions; ~1e-14 on the small problems) and caps the accelerations of the
 // vanishing modes at ~e / sqrt(delta). The position projection becomes a Levenberg-Marquardt step.
