@@ -11,6 +11,7 @@
 #include "alm_index3/alm_index3.hpp"
 #include "common/sparse_natural.hpp"
 #include "core/natural_coordinates.hpp"
+#include "gen_alpha/gen_alpha.hpp"
 #include "ida_index3/ida_residual.hpp"
 #include "penalty/penalty.hpp"
 #include "problem/problem.hpp"
@@ -160,6 +161,7 @@ TEST(NFourBarSparse, SameStepsDenseAndSparse) {
   const std::vector<Case> cases = {
       {"alm-index3", [&](LinearAlgebra la) { return alm_index3::make_simulator(p.model, 1e-3, la); }},
       {"penalty", [&](LinearAlgebra la) { return penalty::make_simulator(p.model, 1e-3, la); }},
+      {"gen-alpha/rho-0.9", [&](LinearAlgebra la) { return gen_alpha::make_simulator(p.model, 0.9, 1e-3, la); }},
       {"projection/rk4", [&](LinearAlgebra la) { return projection::make_simulator(p.model, "rk4", 1e-3, true, la); }},
       {"projection/dopri5", [&](LinearAlgebra la) { return projection::make_simulator(p.model, "dopri5", 1e-8, true, la); }},
   };
@@ -179,7 +181,7 @@ TEST(NFourBarSparse, SameStepsDenseAndSparse) {
 }
 
 
-// The sparse integration loops of alm-index3, projection and penalty allocate nothing after setup
+// The sparse integration loops of alm-index3, gen-alpha, projection and penalty allocate nothing after setup
 // and a warm-up run (values written into fixed patterns, LDLT factorized in place, penalty's KLU
 // refactored on its kept pivot sequence). ida-index3's does, in code that is not ours (SUNDIALS'
 // KLU solver refactors from scratch, allocating, whenever KLU's condition estimate of the index-3
@@ -196,6 +198,7 @@ TEST(NFourBarSparse, LoopsAllocateNothing) {
     else EXPECT_GT(n, 0) << name << " was expected to allocate (update this test and the docs)";
   };
   check("alm-index3", alm_index3::make_simulator(p.model, 1e-3, LinearAlgebra::kSparse), true);
+  check("gen-alpha/rho-0.9", gen_alpha::make_simulator(p.model, 0.9, 1e-3, LinearAlgebra::kSparse), true);
   check("projection/rk4", projection::make_simulator(p.model, "rk4", 1e-3, true, LinearAlgebra::kSparse), true);
   check("projection/dopri5", projection::make_simulator(p.model, "dopri5", 1e-8, true, LinearAlgebra::kSparse), true);
   check("ida-index3", ida_index3::make_simulator(p.model, 1e-8, ida_index3::ErrorTest::kPositionsOnly, LinearAlgebra::kSparse),

@@ -46,6 +46,10 @@ TEST_P(LargeAmplitude, TunedSettingReproducesThePublishedTable) {
   CaseOptions o;
   o.min_time_s = 1e-3;  // timing is not under test
   const CaseResult row = run_case(problem(), *c.formulation, c.info, o);
+  if (c.control()) {  // declared to fail: no setting meets the energy rule
+    EXPECT_NE(row.status, CaseStatus::kPass) << c.info.expected_failure;
+    return;
+  }
   EXPECT_EQ(row.status, CaseStatus::kPass) << row.message;
   expect_published_table(row);
   // Tuned to the energy rule (5e-6 J): the period after 10 swings is then within 1e-4 s of exact,
@@ -59,7 +63,13 @@ TEST_P(LargeAmplitude, PublishedStepReproducesThePublishedTable) {
   CaseOptions o;
   o.min_time_s = 1e-3;
   o.step = *problem().published_step;
-  expect_published_table(run_case(problem(), *c.formulation, c.info, o));
+  const CaseResult row = run_case(problem(), *c.formulation, c.info, o);
+  if (c.control()) {  // declared to fail: far off the table's energy after 10 swings
+    ASSERT_EQ(row.score.checks.size(), 4u) << row.message;
+    EXPECT_GT(std::abs(row.score.checks[3].value - M_PI * M_PI), 1.1e-3) << c.info.expected_failure;
+    return;
+  }
+  expect_published_table(row);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCases, LargeAmplitude, ::testing::ValuesIn(all_cases()),

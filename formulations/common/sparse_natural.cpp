@@ -327,6 +327,50 @@ void SparseTangent::add_geometric_stiffness(const Eigen::VectorXd& mu, double s)
 }
 
 // ---------------------------------------------------------------------------------------------
+// SparseKkt
+
+SparseSystem SparseKkt::build(const NaturalCoordinates& nat, const SparseJacobian& G) {
+  std::vector<std::pair<int, int>> entries;
+  const int nq = nat.nq();
+  const auto& m = G.matrix();
+  for (int k = 0; k < m.rows(); ++k)
+    for (int a = m.outerIndexPtr()[k]; a < m.outerIndexPtr()[k + 1]; ++a) {
+      entries.emplace_back(nq + k, m.innerIndexPtr()[a]);
+      entries.emplace_back(m.innerIndexPtr()[a], nq + k);
+    }
+  for (int row : G.model_rows())
+    visit_hessian(nat.rows()[row], nat.dim(), [&](int i, int j, double) { entries.emplace_back(i, j); });
+  return SparseSystem(nq + G.rows(), entries, false);
+}
+
+SparseKkt::SparseKkt(const NaturalCoordinates& nat, const SparseJacobian& G)
+    : sys_(build(nat, G)), diag_(nat.nq()) {
+  const int nq = nat.nq();
+  const auto& m = G.matrix();
+  g_.resize(m.nonZeros());
+  for (int k = 0; k < m.rows(); ++k)
+    for (int a = m.outerIndexPtr()[k]; a < m.outerIndexPtr()[k + 1]; ++a)
+      g_[a] = {sys_.slot(nq + k, m.innerIndexPtr()[a]), sys_.slot(m.innerIndexPtr()[a], nq + k)};
+  for (int k = 0; k < G.rows(); ++k)
+    visit_hessian(nat.rows()[G.model_rows()[k]], nat.dim(),
+                  [&](int i, int j, double coef) { hess_.push_back({sys_.slot(i, j), k, coef}); });
+  std::stable_sort(hess_.begin(), hess_.end(), [](const Hess& x, const Hess& y) { return x.slot < y.slot; });
+  for (int i = 0; i < nq; ++i) diag_[i] = sys_.slot(i, i);
+}
+
+void SparseKkt::assemble(const Eigen::VectorXd& d, double s, const Eigen::VectorXd& lambda, const SparseJacobian& G) {
+  sys_.set_zero();
+  double* val = sys_.values();
+  for (int i = 0; i < static_cast<int>(diag_.size()); ++i) val[diag_[i]] += d[i];
+  for (const Hess& h : hess_) val[h.slot] += s * lambda[h.row] * h.coef;
+  const double* g = G.matrix().valuePtr();
+  for (int a = 0; a < static_cast<int>(g_.size()); ++a) {
+    val[g_[a].first] = g[a];
+    val[g_[a].second] = g[a];
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // SparseSchur
 
 namespace {

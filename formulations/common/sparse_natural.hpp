@@ -170,6 +170,32 @@ class SparseTangent {
   std::vector<int> diag_;  // slot of (i, i)
 };
 
+// The saddle-point (KKT) matrix of the index-3 Newton methods on (q, lambda) (gen-alpha):
+//   [ diag(d) + s sum_k lambda_k d2Phi_k/dq2   G^T ]
+//   [ G                                        0   ]      G = Phi_q of the kept rows,
+// unsymmetric storage factored by KLU (its pivoting handles the zero block), fixed pattern.
+class SparseKkt {
+ public:
+  SparseKkt(const NaturalCoordinates& nat, const SparseJacobian& G);
+
+  int size() const { return sys_.size(); }
+  // Writes every value: d (nq), s, lambda over G's rows, G's current values.
+  void assemble(const Eigen::VectorXd& d, double s, const Eigen::VectorXd& lambda, const SparseJacobian& G);
+  bool factorize() { return sys_.factorize(); }
+  void solve(const Eigen::VectorXd& b, Eigen::VectorXd& x) { sys_.solve(b, x); }
+
+ private:
+  struct Hess {
+    int slot, row;  // K[slot] += s lambda[row] coef (row: index into G's rows)
+    double coef;
+  };
+  static SparseSystem build(const NaturalCoordinates& nat, const SparseJacobian& G);
+  SparseSystem sys_;
+  std::vector<Hess> hess_;
+  std::vector<int> diag_;                  // slot of (i, i), i < nq
+  std::vector<std::pair<int, int>> g_;     // slots of G's value a: (nq + k, j) and (j, nq + k)
+};
+
 // S = G M^-1 G^T (kept rows x kept rows) for the index-1 formulations, symmetric, with its LDLT.
 // A shift > 0 factors S + shift x (largest diagonal entry of S) I instead, and every solve is then
 // refined once against S itself (iterated Tikhonov; projection/projection_ode.hpp says why).

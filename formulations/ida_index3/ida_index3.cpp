@@ -527,7 +527,7 @@ class IdaIndex3 final : public Formulation {
   }
   std::vector<IntegratorInfo> integrators() const override {
     return {{"bdf", SettingKind::kTolerance, 1e-3, 1e-13,
-             "SUNDIALS IDA, variable-order BDF, index 3, v and lambda out of the error test"}};
+             "SUNDIALS IDA, variable-order BDF, index 3, v and lambda out of the error test", {}}};
   }
   Accepts accepts() const override { return {{ElementRole::kJoint, ElementRole::kForce}, {}}; }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {

@@ -35,6 +35,10 @@ struct IntegratorInfo {
   double loosest;           // first setting the tuner tries
   double tightest;          // the tuner gives up below this
   std::string description;  // one line for --list and the README
+  // Non-empty for a control case, one the literature shows failing (e.g. no numerical dissipation
+  // at index 3): why. Its rows fail like any other; the conformance suites check that it fails
+  // rather than that it passes.
+  std::string expected_failure;
 };
 
 // Statistics a run accumulates (Drake-style); reset by every run().

@@ -13,6 +13,7 @@ struct Case {
   const Formulation* formulation;
   IntegratorInfo info;
   std::string name() const { return formulation->name() + "/" + info.name; }
+  bool control() const { return !info.expected_failure.empty(); }  // expected to fail (IntegratorInfo)
 };
 inline void PrintTo(const Case& c, std::ostream* os) { *os << c.name(); }
 

@@ -1,0 +1,349 @@
+// Formulation "gen-alpha": natural coordinates, the index-3 equations of motion
+//   M q'' + Phi_q^T lambda = Q(q, q'),   Phi(q) = 0
+// integrated by the generalized-alpha method of Chung & Hulbert as Arnold & Bruels (2007) apply it
+// to constrained mechanical systems: with a the algorithmic acceleration,
+//   q_{n+1} = q_n + h q'_n + h^2 (1/2 - beta) a_n + h^2 beta a_{n+1}
+//   q'_{n+1} = q'_n + h (1 - gamma) a_n + h gamma a_{n+1}
+//   (1 - alpha_m) a_{n+1} + alpha_m a_n = (1 - alpha_f) q''_{n+1} + alpha_f q''_n
+// and the equations of motion and Phi = 0 holding at t_{n+1}. Newton on (q_{n+1}, lambda_{n+1}):
+// a correction dq moves q'' by beta' dq and q' by gamma' dq, beta' = (1 - alpha_m) / (h^2 beta
+// (1 - alpha_f)), gamma' = gamma / (h beta), so the iteration matrix is
+//   [ M beta' + sum_k lambda_k Phi_k,qq - dQ/dq - gamma' dQ/dq'   Phi_q^T ]
+//   [ Phi_q                                                        0      ].
+// It is scaled (Bottasso, Bauchau & Cardona 2008; Arnold & Bruels, sec. 4): the first row is divided
+// by beta' and lambda's correction measured in units of beta', so the matrix is M + O(h^2) beside
+// Phi_q and Phi_q^T, its condition number O(1) instead of O(1/h^4).
+//
+// No projection: the positions satisfy Phi = 0 to the Newton tolerance, the velocities only to the
+// method's order (index 3), and the reported q' is the method's own.
+// Redundant constraints: the rows chosen once at setup (common/independent_rows.hpp), as in
+// projection and ida-index3; at a singular position (rank lost along the motion) the LU's pivoting
+// copes, and Newton accepts a stall at its round-off floor once Phi holds (do_fixed_step()).
+#include "gen_alpha/gen_alpha.hpp"
+
+#include <Eigen/Dense>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "common/independent_rows.hpp"
+#include "common/length_scale.hpp"
+#include "core/natural_coordinates.hpp"
+
+namespace mbs::gen_alpha {
+
+Coefficients coefficients(double rho_inf) {
+  Coefficients c{};
+  c.alpha_m = (2.0 * rho_inf - 1.0) / (rho_inf + 1.0);
+  c.alpha_f = rho_inf / (rho_inf + 1.0);
+  c.gamma = 0.5 - c.alpha_m + c.alpha_f;
+  c.beta = 0.25 * (c.gamma + 0.5) * (c.gamma + 0.5);
+  return c;
+}
+
+namespace {
+
+// Newton stops when |dq|_inf <= kNewtonTol L (L the longest length of the model): since the
+// iteration solves Phi_q dq = -Phi, |Phi| is then below |Phi_q| |dq| as well, and convergence is
+// quadratic, so the converged q is on the constraints to round-off (alm-index3 uses the same test).
+constexpr double kNewtonTol = 1e-10;
+constexpr int kMaxNewtonIterations = 25;
+constexpr double kStallRatio = 0.5;  // |dq| falling by less than this per iteration: stalled
+
+template <typename V>
+double inf_norm(const V& x) {
+  return x.size() == 0 ? 0.0 : x.cwiseAbs().maxCoeff();
+}
+
+template <int NQ, int NC>
+class GenAlphaSimulator final : public FixedStepSimulator {
+ public:
+  static constexpr int NK = (NQ == Eigen::Dynamic || NC == Eigen::Dynamic) ? Eigen::Dynamic : NQ + NC;
+  using Vec = Eigen::Matrix<double, NQ, 1>;
+  using CVec = Eigen::Matrix<double, NC, 1>;
+  using KVec = Eigen::Matrix<double, NK, 1>;
+  using Jac = Eigen::Matrix<double, NC, NQ>;
+  using Mat = Eigen::Matrix<double, NQ, NQ>;
+  using KMat = Eigen::Matrix<double, NK, NK>;
+
+  GenAlphaSimulator(const Model& model, double rho_inf, double h, bool sparse, std::vector<int> rows)
+      : FixedStepSimulator(model, h), nat_(model), c_(coefficients(rho_inf)), sparse_(sparse), rows_(std::move(rows)),
+        n_q_(nat_.nq()), n_c_(nat_.nc()), n_r_(static_cast<int>(rows_.size())), redundant_(n_r_ < n_c_),
+        forces_(nat_.has_force_elements()), M_(nat_.M_diag()), Q_(nat_.Q()), q0_(model.initial_q()),
+        v0_(model.initial_v()), q_(n_q_), v_(n_q_), a_(n_q_), qdd_(n_q_), q_n_(n_q_), v_n_(n_q_), a_n_(n_q_),
+        qdd_n_(n_q_), r_(n_q_), dq_(n_q_), Phi_(n_r_), lambda_(n_r_), gamma_(n_r_), Phi_all_(n_c_), mu_all_(n_c_),
+        b_(n_q_ + n_r_), x_(n_q_ + n_r_), Phi_q_(dense(n_r_), dense(n_q_)), Phi_q_all_(redundant_ ? dense(n_c_) : 0, dense(n_q_)),
+        T_(dense(n_q_), dense(n_q_)), K_(forces_ ? n_q_ : 0, forces_ ? n_q_ : 0), C_(forces_ ? n_q_ : 0, forces_ ? n_q_ : 0),
+        A_(dense(n_q_ + n_r_), dense(n_q_ + n_r_)), lu_(dense(n_q_ + n_r_)) {
+    const double length = max_model_length(model);
+    tol_q_ = kNewtonTol * (length > 0.0 ? length : 1.0);
+    if (sparse_) {
+      G_sp_ = std::make_unique<SparseJacobian>(nat_, rows_);
+      kkt_ = std::make_unique<SparseKkt>(nat_, *G_sp_);
+    }
+    mu_all_.setZero();
+  }
+
+ private:
+  void do_step_size_chosen(double h) override {
+    h_ = h;
+    beta_p_ = (1.0 - c_.alpha_m) / (h * h * c_.beta * (1.0 - c_.alpha_f));
+    gamma_p_ = c_.gamma / (h * c_.beta);
+  }
+
+  void do_initialize_state() override {
+    q_ = q0_;
+    v_ = v0_;
+    initial_accelerations();
+    a_ = qdd_;
+  }
+
+  void do_model_state() override {
+    q_model_ = q_;
+    v_model_ = v_;
+  }
+
+  // Consistent q''(0) and lambda(0): [M Phi_q^T; Phi_q 0] [q''; lambda] = [Q; -d/dt(Phi_q) q'].
+  void initial_accelerations() {
+    if (forces_) nat_.Q(q_, v_, Q_);
+    constraints(q_);
+    gamma_rows(q_, v_);
+    lambda_.setZero();
+    assemble(1.0, false);
+    factor();
+    b_.head(n_q_) = Q_;
+    b_.tail(n_r_) = -gamma_;
+    solve();
+    qdd_ = x_.head(n_q_);
+    lambda_ = x_.tail(n_r_);
+    ++stats_.rhs_evals;
+    ++stats_.jacobian_evals;
+    if (!qdd_.allFinite() || !lambda_.allFinite()) throw SolverError("gen-alpha: non-finite initial accelerations");
+  }
+
+  void do_fixed_step(double /*h*/) override {
+    q_n_ = q_;
+    v_n_ = v_;
+    a_n_ = a_;
+    qdd_n_ = qdd_;
+    // Predictor: q''_{n+1} = q''_n and lambda_{n+1} = lambda_n, so a_{n+1} = (q''_n - alpha_m a_n) / (1 - alpha_m).
+    const double h = h_, b = c_.beta, g = c_.gamma;
+    a_ = (qdd_n_ - c_.alpha_m * a_n_) / (1.0 - c_.alpha_m);
+    q_ = q_n_ + h * v_n_ + (h * h * (0.5 - b)) * a_n_ + (h * h * b) * a_;
+    v_ = v_n_ + (h * (1.0 - g)) * a_n_ + (h * g) * a_;
+    const double to_a = 1.0 / (h * h * b);
+    for (int it = 1;; ++it) {
+      constraints(q_);
+      if (forces_) nat_.Q(q_, v_, Q_);
+      jt_times(lambda_, r_);
+      r_ += M_.cwiseProduct(qdd_) - Q_;
+      assemble(1.0 / beta_p_, true);
+      factor();
+      b_.head(n_q_) = -r_ / beta_p_;
+      b_.tail(n_r_) = -Phi_;
+      solve();
+      dq_ = x_.head(n_q_);
+      q_ += dq_;
+      v_ += gamma_p_ * dq_;
+      qdd_ += beta_p_ * dq_;
+      a_ += to_a * dq_;
+      lambda_ += beta_p_ * x_.tail(n_r_);
+      ++stats_.rhs_evals;
+      ++stats_.jacobian_evals;
+      ++stats_.newton_iterations;
+      if (!dq_.allFinite() || !lambda_.allFinite())
+        throw SolverError(fmt::format("gen-alpha: non-finite state at t = {:.9g} s", time() + h));
+      const double dq_norm = inf_norm(dq_);
+      if (dq_norm <= tol_q_) return;
+      // Near a singular position the iteration matrix is nearly singular and the corrections stop
+      // falling at a round-off floor above the tolerance; once Phi holds there, the step is done.
+      if (it >= 2 && dq_norm > kStallRatio * dq_prev_ && inf_norm(Phi_) <= tol_q_) return;
+      dq_prev_ = dq_norm;
+      if (it == kMaxNewtonIterations) {
+        ++stats_.failures;
+        throw SolverError(fmt::format(
+            "gen-alpha: Newton did not converge at t = {:.9g} s ({} iterations, |dq| = {:.3g} m > {:.3g} m)",
+            time() + h, it, dq_norm, tol_q_));
+      }
+    }
+  }
+
+  // Phi and Phi_q of the kept rows at q.
+  void constraints(const Vec& q) {
+    if (!redundant_) {
+      nat_.Phi(q, Phi_);
+    } else {
+      nat_.Phi(q, Phi_all_);
+      for (int k = 0; k < n_r_; ++k) Phi_[k] = Phi_all_[rows_[k]];
+    }
+    if (kCanSparse && sparse_) {
+      G_sp_->evaluate(q);
+    } else if (!redundant_) {
+      nat_.Phi_q(q, Phi_q_);
+    } else {
+      nat_.Phi_q(q, Phi_q_all_);
+      for (int k = 0; k < n_r_; ++k) Phi_q_.row(k) = Phi_q_all_.row(rows_[k]);
+    }
+  }
+  // d/dt(Phi_q) q' of the kept rows (initial accelerations only).
+  void gamma_rows(const Vec& q, const Vec& v) {
+    if (!redundant_) {
+      nat_.Phi_q_dot_v(q, v, gamma_);
+    } else {
+      nat_.Phi_q_dot_v(q, v, Phi_all_);
+      for (int k = 0; k < n_r_; ++k) gamma_[k] = Phi_all_[rows_[k]];
+    }
+  }
+  void jt_times(const CVec& x, Vec& y) const {  // y = Phi_q^T x
+    if constexpr (kCanSparse) {
+      if (sparse_) {
+        y.noalias() = G_sp_->matrix().transpose() * x;
+        return;
+      }
+    }
+    y.noalias() = Phi_q_.transpose() * x;
+  }
+
+  // The scaled iteration matrix: [M + s (sum lambda_k Phi_k,qq - dQ/dq - gamma' dQ/dq'), Phi_q^T; Phi_q, 0],
+  // s = 1 / beta' (stiffness: whether the geometric and force terms enter, not at t = 0).
+  void assemble(double s, bool stiffness) {
+    if constexpr (kCanSparse) {
+      if (sparse_) {  // no force elements on this path (common/sparse_natural.hpp)
+        kkt_->assemble(M_, stiffness ? s : 0.0, lambda_, *G_sp_);
+        return;
+      }
+    }
+    T_.setZero();
+    if (stiffness) {
+      if (!redundant_) {
+        nat_.add_Phi_qq_times(lambda_, T_);
+      } else {
+        for (int k = 0; k < n_r_; ++k) mu_all_[rows_[k]] = lambda_[k];
+        nat_.add_Phi_qq_times(mu_all_, T_);
+      }
+      if (forces_) {
+        K_.setZero();
+        C_.setZero();
+        nat_.add_Q_jacobians(q_, v_, K_, C_);
+        T_ -= K_ + gamma_p_ * C_;
+      }
+      T_ *= s;
+    }
+    T_.diagonal() += M_;
+    A_.topLeftCorner(n_q_, n_q_) = T_;
+    A_.topRightCorner(n_q_, n_r_) = Phi_q_.transpose();
+    A_.bottomLeftCorner(n_r_, n_q_) = Phi_q_;
+    A_.bottomRightCorner(n_r_, n_r_).setZero();
+  }
+  void factor() {
+    if constexpr (kCanSparse) {
+      if (sparse_) {
+        if (!kkt_->factorize())
+          throw SolverError(fmt::format("gen-alpha: the sparse LU of the iteration matrix failed at t = {:.9g} s", time()));
+        return;
+      }
+    }
+    lu_.compute(A_);
+  }
+  void solve() {
+    if constexpr (kCanSparse) {
+      if (sparse_) {
+        kkt_->solve(b_, x_);
+        return;
+      }
+    }
+    x_.noalias() = lu_.solve(b_);
+  }
+
+  // Dense matrices are sized 0 on the sparse path; fixed sizes are always dense.
+  static constexpr bool kCanSparse = NK == Eigen::Dynamic;
+  int dense(int n) const { return sparse_ ? 0 : n; }
+
+  NaturalCoordinates nat_;
+  Coefficients c_;
+  bool sparse_;
+  std::vector<int> rows_;  // kept (independent) constraint rows
+  int n_q_, n_c_, n_r_;
+  bool redundant_;         // rows_ is a strict subset: Phi and Phi_q are gathered from all rows
+  bool forces_;
+  Vec M_, Q_, q0_, v0_;
+  Vec q_, v_, a_, qdd_;            // state at time(): a the algorithmic acceleration, qdd the true one
+  Vec q_n_, v_n_, a_n_, qdd_n_;    // at the step's start
+  Vec r_, dq_;
+  CVec Phi_, lambda_, gamma_;      // kept rows
+  Eigen::VectorXd Phi_all_, mu_all_;  // every row (redundant models)
+  KVec b_, x_;                     // right-hand side and solution of the iteration
+  Jac Phi_q_;
+  Eigen::MatrixXd Phi_q_all_;
+  Mat T_;
+  Eigen::MatrixXd K_, C_;          // dQ/dq, dQ/dq' (force elements)
+  KMat A_;
+  Eigen::PartialPivLU<KMat> lu_;
+  std::unique_ptr<SparseJacobian> G_sp_;
+  std::unique_ptr<SparseKkt> kkt_;
+  double h_ = 0.0, beta_p_ = 0.0, gamma_p_ = 0.0, tol_q_ = 0.0;
+  double dq_prev_ = 0.0;  // |dq| of the previous Newton iteration (stall test)
+};
+
+// The two cases: the documented choice rho_inf = 0.9 (Exudyn's default; Arnold & Bruels's examples
+// use 0.9 too), slight high-frequency dissipation that damps the index-3 multipliers' start-up
+// oscillations; and rho_inf = 1, no dissipation (the trapezoidal rule's energy behaviour).
+struct Variant {
+  const char* name;
+  double rho_inf;
+};
+constexpr Variant kVariants[] = {{"rho-0.9", 0.9}, {"rho-1", 1.0}};
+
+class GenAlpha final : public Formulation {
+ public:
+  std::string name() const override { return "gen-alpha"; }
+  std::string description() const override {
+    return "natural coordinates; index-3 generalized-alpha (Arnold & Bruels 2007), Newton on (q, lambda)";
+  }
+  std::vector<IntegratorInfo> integrators() const override {
+    return {{kVariants[0].name, SettingKind::kFixedStep, 0.05, 1e-5, "generalized-alpha, rho_inf = 0.9, scaled Newton on (q, lambda)", ""},
+            {kVariants[1].name, SettingKind::kFixedStep, 0.05, 1e-5, "generalized-alpha, rho_inf = 1 (no numerical dissipation): a control",
+             "without numerical dissipation the index-3 method is unstable: the velocity-level constraint violation "
+             "and the multipliers grow from step to step (Negrut et al. 2007 on HHT at index 3; docs/formulations.md)"}};
+  }
+  Accepts accepts() const override { return {{ElementRole::kJoint, ElementRole::kForce}, {}}; }
+  std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
+    for (const Variant& v : kVariants) {
+      if (integrator != v.name) continue;
+      if (const std::string why = unsupported_reason(model); !why.empty()) throw SolverError("gen-alpha: " + why);
+      return make_simulator(model, v.rho_inf, setting);
+    }
+    throw SolverError(fmt::format("gen-alpha: unknown integrator '{}' (known: rho-0.9, rho-1)", integrator));
+  }
+  std::string linearization_unsupported_reason(const Model& /*model*/) const override {
+    return "gen-alpha integrates the index-3 equations whose linearization alm-index3 and ida-index3 report; it adds none";
+  }
+
+ private:
+  std::string structure_unsupported_reason(const Model& model) const override {
+    return model.nc() == 0 ? "no constraints: nothing for an index-3 method to do" : "";
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Simulator> make_simulator(const Model& model, double rho_inf, double h, LinearAlgebra la) {
+  if (!(h > 0.0) || !std::isfinite(h))
+    throw SolverError(fmt::format("gen-alpha: step size must be positive and finite, got {}", h));
+  if (!(rho_inf >= 0.0 && rho_inf <= 1.0))
+    throw SolverError(fmt::format("gen-alpha: rho_inf must lie in [0, 1], got {}", rho_inf));
+  const bool sparse = sparse_path(la, model);
+  std::vector<int> rows = independent_rows(NaturalCoordinates(model), model);
+  const bool all = static_cast<int>(rows.size()) == model.nc();
+  if (!sparse && all && model.nq() == 2 && model.nc() == 1)
+    return std::make_unique<GenAlphaSimulator<2, 1>>(model, rho_inf, h, false, std::move(rows));
+  if (!sparse && all && model.nq() == 4 && model.nc() == 2)
+    return std::make_unique<GenAlphaSimulator<4, 2>>(model, rho_inf, h, false, std::move(rows));
+  return std::make_unique<GenAlphaSimulator<Eigen::Dynamic, Eigen::Dynamic>>(model, rho_inf, h, sparse, std::move(rows));
+}
+
+MBS_REGISTER_FORMULATION(GenAlpha);
+
+}  // namespace mbs::gen_alpha
