@@ -108,11 +108,12 @@ ViolationGrowth velocity_violation(const Model& model, double rho_inf, double h,
 
 // The control case's claim: without numerical dissipation (rho_inf = 1, the trapezoidal rule) the
 // index-3 method's velocity violation grows (Cardona & Geradin 1989; Negrut et al. 2007), while
-// rho_inf = 0.9 keeps it at its O(h^2) level. Pendulum released horizontally, h = 0.01 s, 10 s.
+// rho_inf = 0.9 keeps it at its O(h^2) level. Pendulum released horizontally, h = 0.01 s, 4 s
+// (by 5 s the undamped multipliers are so large that Newton stalls above its tolerance).
 TEST(GenAlpha, NoDissipationIsUnstableAtIndex3) {
   const Model model = testing::chain_model(2, {{1.0, Eigen::Vector3d(1, 0, 0), Eigen::Vector3d::Zero()}});
-  const ViolationGrowth damped = velocity_violation(model, 0.9, 0.01, 10.0);
-  const ViolationGrowth undamped = velocity_violation(model, 1.0, 0.01, 10.0);
+  const ViolationGrowth damped = velocity_violation(model, 0.9, 0.01, 4.0);
+  const ViolationGrowth undamped = velocity_violation(model, 1.0, 0.01, 4.0);
   EXPECT_LT(damped.last, 2.0 * damped.first) << damped.first << " -> " << damped.last;
   EXPECT_GT(undamped.last, 10.0 * undamped.first) << undamped.first << " -> " << undamped.last;
 }

@@ -64,9 +64,9 @@ TEST_P(LargeAmplitude, PublishedStepReproducesThePublishedTable) {
   o.min_time_s = 1e-3;
   o.step = *problem().published_step;
   const CaseResult row = run_case(problem(), *c.formulation, c.info, o);
-  if (c.control()) {  // declared to fail: far off the table's energy after 10 swings
-    ASSERT_EQ(row.score.checks.size(), 4u) << row.message;
-    EXPECT_GT(std::abs(row.score.checks[3].value - M_PI * M_PI), 1.1e-3) << c.info.expected_failure;
+  if (c.control()) {  // declared to fail: stopped by its solver, or far off the table's energy after 10 swings
+    const bool off = row.score.checks.size() == 4 && std::abs(row.score.checks[3].value - M_PI * M_PI) > 1.1e-3;
+    EXPECT_TRUE(!row.score.completed || off) << c.info.expected_failure;
     return;
   }
   expect_published_table(row);
