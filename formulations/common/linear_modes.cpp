@@ -537,8 +537,8 @@ bool LinearModes::manifold_modes(const Eigen::MatrixXd& Mu, const Eigen::MatrixX
         yi_.setZero();
         judge(r, Ru, r_norm);
       }
-      raw_[2 * k + 1] = r;
-      if (r.kind == 0) raw_[2 * k + 1].s = -s;
+      raw_[2 * k + 1] = r;  // the partner -s, written so that no component becomes -0
+      if (r.kind == 0) raw_[2 * k + 1].s = lambda >= 0.0 ? std::conj(s) : cd(-s.real(), 0.0);
     }
   } else {
     // 4b. Damped (or K unsymmetric): the companion matrix [0 I; -S_K -S_C] in scaled time, a
