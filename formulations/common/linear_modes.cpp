@@ -162,6 +162,14 @@ enum Reason {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// why = head + x (as {:.1e}) + tail, within the string's reserved capacity (no allocation).
+void set_why(std::string& why, const char* head, double x, const char* tail) {
+  char figure[32];
+  const auto res = fmt::format_to_n(figure, sizeof figure, "{:.1e}", x);
+  why.assign(head);
+  why.append(figure, std::min<size_t>(res.size, sizeof figure));
+  why.append(tail);
+}
 // Manifold path: a row of G (at unit norm) whose distance from the span of the rows before it is
 // below this is dependent (the pencil is then singular: QZ's path). NaturalEquilibrium's threshold.
 constexpr double kRankTol = 1e-10;
@@ -407,52 +415,48 @@ void LinearModes::compute(std::vector<Eigenvalue>& out) {
     order_[j + 1] = v;
   }
 
-  // 5. Output, with the reason of each judgement (formatted into the reserved strings).
-  char buf[200];
+  // 5. Output, with the reason of each judgement, written into the reserved strings: fixed text
+  // copied, only the figure formatted (a whole format string parsed per eigenvalue cost more than the
+  // figure: docs/formulations.md, Status).
   for (int k = 0; k < size_; ++k) {
     const Raw& r = raw_[order_[k]];
     Eigenvalue& e = out[k];
     e.s = r.s;
     e.finite = r.kind == 0;
     e.is_true = r.is_true;
-    fmt::format_to_n_result<char*> res{buf, 0};
     switch (r.reason) {
       case kTrue:
-        res = fmt::format_to_n(buf, sizeof buf, "true: moves mass, satisfies Phi_q dq = 0 ({:.1e} |dq|)", r.metric_b);
+        set_why(e.why, "true: moves mass, satisfies Phi_q dq = 0 (", r.metric_b, " |dq|)");
         break;
       case kInfinite:
-        res = fmt::format_to_n(buf, sizeof buf, "spurious: infinite (|beta/alpha| = {:.1e} on the scaled pencil)",
-                               r.metric_a);
+        set_why(e.why, "spurious: infinite (|beta/alpha| = ", r.metric_a, " on the scaled pencil)");
         break;
       case kMultiplierBlock:
-        res = fmt::format_to_n(buf, sizeof buf,
-                               "spurious: infinite, a multiplier's index-3 block (G of full row rank, T^T M T positive "
-                               "definite: three per independent constraint row)");
+        e.why.assign(
+            "spurious: infinite, a multiplier's index-3 block (G of full row rank, T^T M T positive definite: three "
+            "per independent constraint row)");
         break;
       case kUndetermined:
-        res = fmt::format_to_n(buf, sizeof buf, "spurious: undetermined, alpha ~ beta ~ 0: singular pencil");
+        e.why.assign("spurious: undetermined, alpha ~ beta ~ 0: singular pencil");
         break;
       case kAbsent:
-        res = fmt::format_to_n(buf, sizeof buf,
-                               "spurious: undetermined (0/0), a coordinate direction with no mass, stiffness or "
-                               "constraint (an 'infinite' pair of a singular mass matrix)");
+        e.why.assign(
+            "spurious: undetermined (0/0), a coordinate direction with no mass, stiffness or constraint (an "
+            "'infinite' pair of a singular mass matrix)");
         break;
       case kNoMode:
-        res = fmt::format_to_n(buf, sizeof buf, "spurious: no mode found (no finite null vector of A - sB)");
+        e.why.assign("spurious: no mode found (no finite null vector of A - sB)");
         break;
       case kMultiplierOnly:
-        res = fmt::format_to_n(buf, sizeof buf, "spurious: multiplier-only mode (|y| (1 + |s|/w) = {:.1e} |z|)",
-                               r.metric_a);
+        set_why(e.why, "spurious: multiplier-only mode (|y| (1 + |s|/w) = ", r.metric_a, " |z|)");
         break;
       case kMassless:
-        res = fmt::format_to_n(buf, sizeof buf, "spurious: moves no mass (|R y| = {:.1e} |R| |y|)", r.metric_a);
+        set_why(e.why, "spurious: moves no mass (|R y| = ", r.metric_a, " |R| |y|)");
         break;
       case kViolates:
-        res = fmt::format_to_n(buf, sizeof buf, "spurious: violates the constraints (|Phi_q dq| = {:.1e} |dq|)",
-                               r.metric_b);
+        set_why(e.why, "spurious: violates the constraints (|Phi_q dq| = ", r.metric_b, " |dq|)");
         break;
     }
-    e.why.assign(buf, std::min<size_t>(res.size, sizeof buf));
   }
 }
 
