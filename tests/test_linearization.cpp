@@ -9,17 +9,19 @@
 // Set MBS_PRINT_SPECTRA=1 to print every spectrum with its judgements.
 //
 // Tolerances.
-// - Exact formulations (minimal, ida-index3): the eigenvalues come from QZ of a pencil scaled to
-//   unit norms, backward stable: relative error ~ n eps times the eigenvalue's condition number,
-//   O(1) here (well separated or semisimple). 1e-12 relative leaves two to three decades.
+// - Exact formulations (minimal, ida-index3): the eigenvalues come from a backward stable method
+//   (the symmetric eigenproblem on the constraint manifold, or QZ of the pencil scaled to unit
+//   norms): relative error ~ n eps times the eigenvalue's condition number, O(1) here (well
+//   separated or semisimple). 1e-12 relative leaves two to three decades.
 // - Penalty-type formulations (penalty, alm-index3), two sources:
 //   (a) compliance: a true mode with rod-force amplitude mu stretches the rods by mu / (alpha p(s))
 //       (ALM: p = 1; penalty: p(s) = s^2 + 2 xi omega s + omega^2), which by first-order perturbation
 //       of the bordered matrix [s^2 M + K, G^T; G, -1/(alpha p)] shifts s^2 by
 //       -|mu|^2 / (alpha p(s) y^T M y). With |mu|^2 / (y^T M y) ~ m (g/l)^2 and |s|^2 ~ g/l,
 //       |ds/s| ~ (g/l) / ((alpha/m) |p|) / 2: ALM (alpha/m = 1e9) ~5e-9, penalty (1e8, |p| ~ 100) ~5e-10;
-//   (b) rounding: the pencil's constraint terms are alpha/m times the physical ones, so QZ's backward
-//       error (eps of the pencil) is ~eps alpha/m of the physical terms: penalty ~2e-8, ALM ~2e-7.
+//   (b) rounding: the pencil's constraint terms are alpha/m times the physical ones, so a backward
+//       stable method's error (eps of the pencil, or of L^-1 K L^-T on the manifold path) is
+//       ~eps alpha/m of the physical terms: penalty ~2e-8, ALM ~2e-7.
 //   The tolerance is 20 x (a) + 10 x (b): 2.4e-7 (penalty), 2.4e-6 (ALM).
 //   On hanging chains neither shows (errors ~1e-16): their modes are horizontal, the rods vertical
 //   and K_geo isotropic, so mu = 0 and the stiff and physical parts decouple exactly. The four-bar
