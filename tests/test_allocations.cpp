@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "common/linear_modes.hpp"
 #include "core/formulation.hpp"
 #include "problem/problem.hpp"
 #include "support/alloc_counter.hpp"
@@ -41,6 +42,48 @@ TEST_P(LoopAllocations, RunAllocatesNothingAfterSetup) {
   const long n = testing::allocations_during([&] { sim->run(t_end, nullptr); });
   RecordProperty("allocations", std::to_string(n));
   EXPECT_EQ(n, 0) << formulation->name() << "/" << info.name << " allocated " << n << " times in run()";
+}
+
+// A linearization allocates nothing after its first call (which sizes the workspace) on the 3D
+// pendulum: every formulation's pencil there takes LinearModes' manifold path. The same pencils on
+// the QZ path (ModeRule::manifold = false, the method before) are counted for the record only.
+TEST(Allocations, LinearizationAllocatesNothingAfterTheFirstCall) {
+  MBS_SKIP_WITHOUT_ALLOCATION_COUNTING();
+  const Problem p = load_problem(MBS_SOURCE_DIR "/problems/pendulum_3d_linearization.yaml");
+  int linearizers = 0;
+  for (const Formulation* formulation : Registry::instance().all()) {
+    if (!formulation->linearization_unsupported_reason(p.model).empty()) continue;
+    auto lin = formulation->create_linearizer(p.model);
+    if (lin == nullptr) continue;
+    ++linearizers;
+    lin->linearize();  // warm-up
+    const long n = testing::allocations_during([&] { lin->linearize(); });
+    RecordProperty(formulation->name(), std::to_string(n));
+    EXPECT_EQ(n, 0) << formulation->name() << " allocated " << n << " times in linearize()";
+  }
+  EXPECT_GE(linearizers, 5);
+  // The index-3 pencil (ida-index3's) on both paths.
+  NaturalEquilibrium eq(p.model);
+  eq.evaluate("test");
+  for (const bool manifold : {true, false}) {
+    ModeRule rule;
+    rule.manifold = manifold;
+    LinearModes modes(eq.nq(), eq.rank(), eq.nq(), eq.nc(), false, rule);
+    modes.M = eq.nat().M_diag().asDiagonal();
+    modes.K = eq.K_geo();
+    for (int i = 0; i < eq.rank(); ++i) modes.G.row(i) = eq.Phi_q().row(eq.independent_rows()[i]);
+    modes.R.setIdentity();
+    modes.Phi_q = eq.Phi_q();
+    std::vector<Eigenvalue> out;
+    modes.prepare(out);
+    modes.compute(out);
+    const long n = testing::allocations_during([&] { modes.compute(out); });
+    std::printf("LinearModes::compute on the index-3 pencil, %s path: %ld allocations\n",
+                manifold ? "manifold" : "QZ", n);
+    if (manifold) {
+      EXPECT_EQ(n, 0);
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCases, LoopAllocations, ::testing::ValuesIn(testing::all_cases()),

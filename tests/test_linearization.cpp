@@ -9,17 +9,19 @@
 // Set MBS_PRINT_SPECTRA=1 to print every spectrum with its judgements.
 //
 // Tolerances.
-// - Exact formulations (minimal, ida-index3): the eigenvalues come from QZ of a pencil scaled to
-//   unit norms, backward stable: relative error ~ n eps times the eigenvalue's condition number,
-//   O(1) here (well separated or semisimple). 1e-12 relative leaves two to three decades.
+// - Exact formulations (minimal, ida-index3): the eigenvalues come from a backward stable method
+//   (the symmetric eigenproblem on the constraint manifold, or QZ of the pencil scaled to unit
+//   norms): relative error ~ n eps times the eigenvalue's condition number, O(1) here (well
+//   separated or semisimple). 1e-12 relative leaves two to three decades.
 // - Penalty-type formulations (penalty, alm-index3), two sources:
 //   (a) compliance: a true mode with rod-force amplitude mu stretches the rods by mu / (alpha p(s))
 //       (ALM: p = 1; penalty: p(s) = s^2 + 2 xi omega s + omega^2), which by first-order perturbation
 //       of the bordered matrix [s^2 M + K, G^T; G, -1/(alpha p)] shifts s^2 by
 //       -|mu|^2 / (alpha p(s) y^T M y). With |mu|^2 / (y^T M y) ~ m (g/l)^2 and |s|^2 ~ g/l,
 //       |ds/s| ~ (g/l) / ((alpha/m) |p|) / 2: ALM (alpha/m = 1e9) ~5e-9, penalty (1e8, |p| ~ 100) ~5e-10;
-//   (b) rounding: the pencil's constraint terms are alpha/m times the physical ones, so QZ's backward
-//       error (eps of the pencil) is ~eps alpha/m of the physical terms: penalty ~2e-8, ALM ~2e-7.
+//   (b) rounding: the pencil's constraint terms are alpha/m times the physical ones, so a backward
+//       stable method's error (eps of the pencil, or of L^-1 K L^-T on the manifold path) is
+//       ~eps alpha/m of the physical terms: penalty ~2e-8, ALM ~2e-7.
 //   The tolerance is 20 x (a) + 10 x (b): 2.4e-7 (penalty), 2.4e-6 (ALM).
 //   On hanging chains neither shows (errors ~1e-16): their modes are horizontal, the rods vertical
 //   and K_geo isotropic, so mu = 0 and the stiff and physical parts decouple exactly. The four-bar
@@ -378,6 +380,124 @@ TEST(Linearization, JordanBlocksAtInfinityAreSpuriousEitherWay) {
       std::printf("delta %g, rule %zu: %d of the 3 infinite eigenvalues came back finite\n", delta, k, huge_finite);
       if (std::getenv("MBS_PRINT_SPECTRA") != nullptr) std::printf("%s", dump(lin).c_str());
     }
+  }
+}
+
+// --- The manifold path against QZ --------------------------------------------------------------
+
+// The pencils of the natural-coordinate formulations, assembled from a model's equilibrium as their
+// linearizers do: the index-3 pencil with multipliers (ida-index3), the augmented Lagrangian's
+// stiffness (alm-index3, alpha = 1e9 m) and the penalty's damped system (alpha = 1e8 m, xi = 1,
+// omega = 10 rad/s). kind 0, 1, 2.
+void assemble(const NaturalEquilibrium& eq, int kind, LinearModes& modes) {
+  const Eigen::MatrixXd GtG = eq.Phi_q().transpose() * eq.Phi_q();
+  const double m = eq.nat().M_diag().maxCoeff();
+  modes.M = eq.nat().M_diag().asDiagonal();
+  modes.K = eq.K_geo();
+  modes.R.setIdentity();
+  modes.Phi_q = eq.Phi_q();
+  if (kind == 0)
+    for (int i = 0; i < eq.rank(); ++i) modes.G.row(i) = eq.Phi_q().row(eq.independent_rows()[i]);
+  if (kind == 1) modes.K += 1e9 * m * GtG;
+  if (kind == 2) {
+    modes.M += 1e8 * m * GtG;
+    modes.C = 2.0 * 10.0 * 1e8 * m * GtG;
+    modes.K += 1e10 * m * GtG;
+  }
+}
+
+// Every eigenvalue and judgement of the manifold path matches QZ's on the same pencil: the
+// reduction, the symmetric and companion eigenproblems and the 3 m infinite eigenvalues reported
+// without computing them. Tolerance: QZ's rounding floor (file comment) of the penalty-type pencils,
+// ~eps alpha/m of |s| (2e-7 for ALM), and sqrt(eps) ~ 1e-8 relative on the penalty's critically
+// damped (defective) constraint pairs; 1e-6 relative covers both; 1e-11 for the index-3 pencil.
+TEST(Linearization, ManifoldPathAgreesWithQZ) {
+  const Eigen::Vector3d down = Eigen::Vector3d(1.0, 2.0, -3.0).normalized();
+  Model generic = pendulum_3d(down);
+  generic.gravity = kG * down;
+  const std::vector<Model> models = {pendulum_3d(),       generic,   pendulum_2d(), double_pendulum(2),
+                                     double_pendulum(3), four_bar(), pendulum_3d(Eigen::Vector3d(0, 0, 1))};
+  const char* const kinds[] = {"index-3", "augmented", "penalty"};
+  for (size_t k = 0; k < models.size(); ++k) {
+    const Model& model = models[k];
+    NaturalEquilibrium eq(model);
+    eq.evaluate("test");
+    for (int kind = 0; kind < 3; ++kind) {
+      SCOPED_TRACE("model " + std::to_string(k) + " (" + model.name + "), " + kinds[kind]);
+      std::vector<Linearization> lin(2);
+      for (int qz = 0; qz < 2; ++qz) {
+        ModeRule rule;
+        rule.manifold = qz == 0;
+        LinearModes modes(eq.nq(), kind == 0 ? eq.rank() : 0, eq.nq(), eq.nc(), kind == 2, rule);
+        assemble(eq, kind, modes);
+        modes.prepare(lin[qz].eigenvalues);
+        modes.compute(lin[qz].eigenvalues);
+        using Path = LinearModes::Path;
+        const Path want = qz == 1 ? Path::kQZ : kind == 2 ? Path::kCompanion : Path::kSymmetric;
+        EXPECT_EQ(modes.path(), want);
+      }
+      SCOPED_TRACE("manifold:\n" + dump(lin[0]) + "QZ:\n" + dump(lin[1]));
+      ASSERT_EQ(lin[0].eigenvalues.size(), lin[1].eigenvalues.size());
+      const double tol = kind == 0 ? 1e-11 : 1e-6;
+      for (size_t i = 0; i < lin[0].eigenvalues.size(); ++i) {
+        const Eigenvalue &a = lin[0].eigenvalues[i], &b = lin[1].eigenvalues[i];
+        EXPECT_EQ(a.finite, b.finite) << i;
+        EXPECT_EQ(a.is_true, b.is_true) << i;
+        if (a.finite && b.finite) {
+          EXPECT_LE(std::abs(a.s - b.s), tol * std::max(1.0, std::abs(b.s))) << i;
+        }
+      }
+    }
+  }
+}
+
+// A pendulum balanced upright: the rod in compression (lambda0 < 0), K_geo negative, s = +-sqrt(g/l)
+// real, once per horizontal direction: the manifold path's lambda < 0 branch, judged true.
+TEST(Linearization, InvertedPendulumIsUnstable) {
+  const Model model = pendulum_3d(Eigen::Vector3d(0, 0, 1));
+  for (const std::string f : {"penalty", "alm-index3", "ida-index3", "partitioned"}) {
+    SCOPED_TRACE(f);
+    auto lin = linearizer(f, model);
+    const Linearization& r = lin->linearize();
+    std::vector<std::complex<double>> want;
+    for (int c = 0; c < 2; ++c) want.insert(want.end(), {-std::sqrt(kG), std::sqrt(kG)});
+    const Match m = match(true_eigenvalues(r), want);
+    EXPECT_LE(m.max_relative, tolerance(f)) << dump(r);
+  }
+}
+
+// Where the manifold path does not apply, QZ decides. A coordinate with stiffness but no mass
+// (M = diag(1, 0), K = diag(4, 1)): T^T M T is singular, and the pencil has +-2i and two infinite
+// eigenvalues. Two copies of one constraint row: G is rank-deficient (the pencil is singular).
+TEST(Linearization, ManifoldPathDeclinesToQZ) {
+  {
+    LinearModes modes(2, 0, 2, 0, false);
+    modes.M.diagonal() << 1.0, 0.0;
+    modes.K.diagonal() << 4.0, 1.0;
+    modes.R.setIdentity();
+    Linearization lin;
+    modes.prepare(lin.eigenvalues);
+    modes.compute(lin.eigenvalues);
+    SCOPED_TRACE(dump(lin));
+    EXPECT_EQ(modes.path(), LinearModes::Path::kQZ);
+    const Match m = match(true_eigenvalues(lin), exact({2.0}, 1));
+    EXPECT_LE(m.max_relative, 1e-12);
+    int infinite = 0;
+    for (const Eigenvalue& e : lin.eigenvalues) infinite += !e.finite;
+    EXPECT_EQ(infinite, 2);
+  }
+  {
+    LinearModes modes(3, 2, 3, 1, false);
+    modes.M.setIdentity();
+    modes.K = kG * Eigen::Matrix3d::Identity();
+    modes.G << 0.0, 0.0, -1.0, 0.0, 0.0, -1.0;
+    modes.R.setIdentity();
+    modes.Phi_q = Eigen::RowVector3d(0.0, 0.0, -1.0);
+    Linearization lin;
+    modes.prepare(lin.eigenvalues);
+    modes.compute(lin.eigenvalues);
+    SCOPED_TRACE(dump(lin));
+    EXPECT_EQ(modes.path(), LinearModes::Path::kQZ);
   }
 }
 

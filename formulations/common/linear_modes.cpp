@@ -19,7 +19,8 @@ using cd = std::complex<double>;
 struct LinearModes::Engine {
   // A pencil of size N; R (in mode()) maps z's leading R.cols() entries to point displacements.
   explicit Engine(int N)
-      : A_(N, N), B_(N, N), ges_(N), P_(N, N), lu_(N), b_(N), x_(N), z_(N), svd_(N, N, Eigen::ComputeFullV), c_(N) {
+      : A_(N, N), B_(N, N), ges_(N), es_(N), alphas_(N), betas_(N), P_(N, N), lu_(N), b_(N), x_(N), z_(N),
+        svd_(N, N, Eigen::ComputeFullV), c_(N) {
     // A fixed, irregular start vector for inverse iteration (no component is likely to vanish in
     // the direction of any eigenvector).
     for (int k = 0; k < N; ++k) b_[k] = cd(1.0 + 0.37 * std::cos(1.3 * k + 0.2), 0.5 * std::sin(0.7 * k + 1.1));
@@ -55,6 +56,20 @@ struct LinearModes::Engine {
   void build(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, double a_norm, double b_norm) {
     A_ = (1.0 / a_norm) * A;
     B_ = (1.0 / b_norm) * B;
+  }
+
+  // A standard problem s z = A z (B = I): A is written by the caller into a(), already scaled.
+  Eigen::MatrixXd& a() { return A_; }
+  // Hessenberg-QR of A (eigenvalues only), B set to I for mode(). False if it did not converge.
+  bool standard() {
+    B_.setIdentity();
+    norm_A_ = A_.norm();
+    norm_B_ = B_.norm();
+    es_.compute(A_, false);
+    if (es_.info() != Eigen::Success) return false;
+    alphas_ = es_.eigenvalues();  // a reference to the solver's own vector: no allocation
+    betas_.setOnes();
+    return true;
   }
 
   // QZ (eigenvalues only). False if it did not converge.
@@ -129,6 +144,7 @@ struct LinearModes::Engine {
   Eigen::MatrixXd A_, B_;
   double norm_A_ = 0.0, norm_B_ = 0.0;
   Eigen::GeneralizedEigenSolver<Eigen::MatrixXd> ges_;
+  Eigen::EigenSolver<Eigen::MatrixXd> es_;
   Eigen::VectorXcd alphas_;
   Eigen::VectorXd betas_;
   Eigen::MatrixXcd P_;
@@ -140,9 +156,32 @@ struct LinearModes::Engine {
 
 namespace {
 
-enum Reason { kTrue, kInfinite, kUndetermined, kAbsent, kNoMode, kMultiplierOnly, kMassless, kViolates };
+enum Reason {
+  kTrue, kInfinite, kMultiplierBlock, kUndetermined, kAbsent, kNoMode, kMultiplierOnly, kMassless, kViolates
+};
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// why = head + x (as {:.1e}) + tail, within the string's reserved capacity (no allocation).
+void set_why(std::string& why, const char* head, double x, const char* tail) {
+  char figure[32];
+  const auto res = fmt::format_to_n(figure, sizeof figure, "{:.1e}", x);
+  why.assign(head);
+  why.append(figure, std::min<size_t>(res.size, sizeof figure));
+  why.append(tail);
+}
+// Manifold path: a row of G (at unit norm) whose distance from the span of the rows before it is
+// below this is dependent (the pencil is then singular: QZ's path). NaturalEquilibrium's threshold.
+constexpr double kRankTol = 1e-10;
+// |K - K^T| <= kSymmetryTol |K| (Frobenius): symmetric to rounding, the symmetric eigenproblem applies.
+constexpr double kSymmetryTol = 1e-12;
+
+double asymmetry(const Eigen::MatrixXd& X) {
+  double sum = 0.0;
+  for (int j = 0; j < X.cols(); ++j)
+    for (int i = j + 1; i < X.rows(); ++i) sum += (X(i, j) - X(j, i)) * (X(i, j) - X(j, i));
+  return std::sqrt(2.0 * sum);
+}
 
 }  // namespace
 
@@ -160,7 +199,7 @@ LinearModes::LinearModes(int n, int m, int nq, int nc, bool damped, ModeRule rul
       ldlt_(n),
       W_((damped ? 3 : 2) * n + m, n),
       svd_(W_.rows(), n, Eigen::ComputeFullV),
-      raw_(size_), order_(size_),
+      raw_(size_), order_(size_), magnitude_(size_),
       phi_row_norm_(nc), dqr_(nq), dqi_(nq), cr_(nc), ci_(nc) {
   size_reduced(n);  // no absent direction expected: the pencil of the full size
 }
@@ -171,7 +210,7 @@ LinearModes::LinearModes(GeneralPencil, int N, int nq, int nc, ModeRule rule)
       R(Eigen::MatrixXd::Zero(nq, N)),
       Phi_q(Eigen::MatrixXd::Zero(nc, nq)),
       n_(0), m_(0), nq_(nq), nc_(nc), size_(N), damped_(false), general_(true), rule_(rule),
-      raw_(N), order_(N),
+      raw_(N), order_(N), magnitude_(N),
       phi_row_norm_(nc), dqr_(nq), dqi_(nq), cr_(nc), ci_(nc) {
   nr_ = 0;
   yr_.resize(N);
@@ -194,6 +233,42 @@ void LinearModes::size_reduced(int nr) {
   yr_.resize(nr);
   yi_.resize(nr);
   engine_ = std::make_unique<Engine>(2 * nr + m_);
+  // The manifold path's workspace (p = nr - m coordinates; none if G has more rows than nr).
+  const int p = std::max(nr - m_, 0), pc = damped_ ? p : 0;
+  GnT_.resize(nr, m_);
+  Qg_.resize(nr, nr);
+  T_.resize(nr, p);
+  Mt_.resize(p, p);
+  Kt_.resize(p, p);
+  Ct_.resize(pc, pc);
+  Sk_.resize(p, p);
+  Sc_.resize(p, p);
+  Qs_.resize(p, p);
+  X_.resize(p, p);
+  U_.resize(p, p);
+  TU_.resize(nr, p);
+  Rw_.resize(nq_, p);
+  gqr_ = Eigen::HouseholderQR<Eigen::MatrixXd>(nr, m_);
+  mllt_.compute(Eigen::MatrixXd::Identity(p, p));  // sizes it (LLT(size) leaves info uninitialized)
+  tri_ = Eigen::Tridiagonalization<Eigen::MatrixXd>(std::max(p, 1));
+  sym_ = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(std::max(p, 1));
+  hwork_.resize(nr);
+  pwork_.resize(p);
+  diag_.resize(p);
+  subdiag_.resize(std::max(p - 1, 0));
+  ur_.resize(p);
+  ui_.resize(p);
+  Qc_.resize(p, p);
+  qperm_.resize(p);
+  qinv_.resize(p);
+  qb_.resize(p);
+  qx_.resize(p);
+  qw_.resize(p);
+  // A fixed, irregular start vector for inverse iteration, as Engine's.
+  for (int k = 0; k < p; ++k) qb_[k] = cd(1.0 + 0.37 * std::cos(1.3 * k + 0.2), 0.5 * std::sin(0.7 * k + 1.1));
+  if (p > 0) qb_.normalize();
+  companion_.reset();
+  if (damped_ && p > 0) companion_ = std::make_unique<Engine>(2 * p);
 }
 
 void LinearModes::prepare(std::vector<Eigenvalue>& out) const {
@@ -245,6 +320,8 @@ int LinearModes::find_absent_directions() {
 void LinearModes::compute(std::vector<Eigenvalue>& out) {
   const Eigen::MatrixXd* Ru = &R;
   int N = size_;
+  bool manifold = false;
+  for (int k = 0; k < nc_; ++k) phi_row_norm_[k] = Phi_q.row(k).norm();
   if (general_) {
     const double a_norm = A.norm(), b_norm = B.norm();
     if (!(a_norm > 0.0) || !(b_norm > 0.0)) throw SolverError("linearization: a zero pencil matrix");
@@ -275,16 +352,21 @@ void LinearModes::compute(std::vector<Eigenvalue>& out) {
       Mu = &Mr_, Ku = &Kr_, Gu = &Gr_, Ru = &Rr_;
     }
     N = 2 * nr + m_;
-    // 2. The scaled pencil.
     const double k_norm = Ku->norm(), mr_norm = Mu->norm();
     w_ = k_norm > 0.0 && mr_norm > 0.0 ? std::sqrt(k_norm / mr_norm) : 1.0;
-    if (nr > 0) engine_->build(*Mu, Cu, *Ku, *Gu, w_, mr_norm);
+    // 2. On the constraint manifold when the pencil allows; otherwise the scaled pencil for QZ.
+    if (nr > 0) {
+      manifold = rule_.manifold && manifold_modes(*Mu, Cu, *Ku, *Gu, *Ru);
+      if (!manifold) engine_->build(*Mu, Cu, *Ku, *Gu, w_, mr_norm);
+    }
   }
   // 3. QZ, and each eigenvalue judged by its mode.
-  if (N - m_ > 0 || general_) {
+  if (manifold) {
+    // raw_[0, N) written by manifold_modes()
+  } else if (N - m_ > 0 || general_) {
+    path_ = static_cast<int>(Path::kQZ);
     if (!engine_->qz()) throw SolverError("linearization: QZ did not converge");
     const double r_norm = Ru->norm();
-    for (int k = 0; k < nc_; ++k) phi_row_norm_[k] = Phi_q.row(k).norm();
     const double tol_a = rule_.singular * engine_->norm_A(), tol_b = rule_.singular * engine_->norm_B();
     // A pair alpha ~ beta ~ 0 left after deflation: a singular pencil of another kind; modes then
     // come from null spaces.
@@ -302,18 +384,23 @@ void LinearModes::compute(std::vector<Eigenvalue>& out) {
       }
     }
   } else {  // every direction absent: nothing but multipliers
+    path_ = static_cast<int>(Path::kQZ);
     for (int i = 0; i < N; ++i) raw_[i] = Raw{cd(kNaN, kNaN), 2, false, 0.0, 0.0, kUndetermined};
   }
   for (int i = N; i < size_; ++i) raw_[i] = Raw{cd(kNaN, kNaN), 2, false, 0.0, 0.0, kAbsent};  // two per absent direction
 
   // 4. Insertion sort (stable, no allocation): finite by |s|, ties (to 1e-9) by imaginary then
   // real part; then infinite; then undetermined.
-  for (int i = 0; i < size_; ++i) order_[i] = i;
+  // |s| once per eigenvalue, not per comparison (std::abs of a complex is a hypot call).
+  for (int i = 0; i < size_; ++i) {
+    order_[i] = i;
+    magnitude_[i] = raw_[i].kind == 0 ? std::abs(raw_[i].s) : 0.0;
+  }
   auto less = [this](int i, int j) {
     const Raw &a = raw_[i], &b = raw_[j];
     if (a.kind != b.kind) return a.kind < b.kind;
     if (a.kind != 0) return false;
-    const double ma = std::abs(a.s), mb = std::abs(b.s), tol = 1e-9 * std::max(ma, mb);
+    const double ma = magnitude_[i], mb = magnitude_[j], tol = 1e-9 * std::max(ma, mb);
     if (std::abs(ma - mb) > tol) return ma < mb;
     if (std::abs(a.s.imag() - b.s.imag()) > tol) return a.s.imag() < b.s.imag();
     return a.s.real() < b.s.real() - tol;
@@ -328,48 +415,234 @@ void LinearModes::compute(std::vector<Eigenvalue>& out) {
     order_[j + 1] = v;
   }
 
-  // 5. Output, with the reason of each judgement (formatted into the reserved strings).
-  char buf[200];
+  // 5. Output, with the reason of each judgement, written into the reserved strings: fixed text
+  // copied, only the figure formatted (a whole format string parsed per eigenvalue cost more than the
+  // figure: docs/formulations.md, Status).
   for (int k = 0; k < size_; ++k) {
     const Raw& r = raw_[order_[k]];
     Eigenvalue& e = out[k];
     e.s = r.s;
     e.finite = r.kind == 0;
     e.is_true = r.is_true;
-    fmt::format_to_n_result<char*> res{buf, 0};
     switch (r.reason) {
       case kTrue:
-        res = fmt::format_to_n(buf, sizeof buf, "true: moves mass, satisfies Phi_q dq = 0 ({:.1e} |dq|)", r.metric_b);
+        set_why(e.why, "true: moves mass, satisfies Phi_q dq = 0 (", r.metric_b, " |dq|)");
         break;
       case kInfinite:
-        res = fmt::format_to_n(buf, sizeof buf, "spurious: infinite (|beta/alpha| = {:.1e} on the scaled pencil)",
-                               r.metric_a);
+        set_why(e.why, "spurious: infinite (|beta/alpha| = ", r.metric_a, " on the scaled pencil)");
+        break;
+      case kMultiplierBlock:
+        e.why.assign(
+            "spurious: infinite, a multiplier's index-3 block (G of full row rank, T^T M T positive definite: three "
+            "per independent constraint row)");
         break;
       case kUndetermined:
-        res = fmt::format_to_n(buf, sizeof buf, "spurious: undetermined, alpha ~ beta ~ 0: singular pencil");
+        e.why.assign("spurious: undetermined, alpha ~ beta ~ 0: singular pencil");
         break;
       case kAbsent:
-        res = fmt::format_to_n(buf, sizeof buf,
-                               "spurious: undetermined (0/0), a coordinate direction with no mass, stiffness or "
-                               "constraint (an 'infinite' pair of a singular mass matrix)");
+        e.why.assign(
+            "spurious: undetermined (0/0), a coordinate direction with no mass, stiffness or constraint (an "
+            "'infinite' pair of a singular mass matrix)");
         break;
       case kNoMode:
-        res = fmt::format_to_n(buf, sizeof buf, "spurious: no mode found (no finite null vector of A - sB)");
+        e.why.assign("spurious: no mode found (no finite null vector of A - sB)");
         break;
       case kMultiplierOnly:
-        res = fmt::format_to_n(buf, sizeof buf, "spurious: multiplier-only mode (|y| (1 + |s|/w) = {:.1e} |z|)",
-                               r.metric_a);
+        set_why(e.why, "spurious: multiplier-only mode (|y| (1 + |s|/w) = ", r.metric_a, " |z|)");
         break;
       case kMassless:
-        res = fmt::format_to_n(buf, sizeof buf, "spurious: moves no mass (|R y| = {:.1e} |R| |y|)", r.metric_a);
+        set_why(e.why, "spurious: moves no mass (|R y| = ", r.metric_a, " |R| |y|)");
         break;
       case kViolates:
-        res = fmt::format_to_n(buf, sizeof buf, "spurious: violates the constraints (|Phi_q dq| = {:.1e} |dq|)",
-                               r.metric_b);
+        set_why(e.why, "spurious: violates the constraints (|Phi_q dq| = ", r.metric_b, " |dq|)");
         break;
     }
-    e.why.assign(buf, std::min<size_t>(res.size, sizeof buf));
   }
+}
+
+// The manifold path (see the file comment). Writes raw_[0, 2 nr + m) and returns true, or returns
+// false when the pencil is not of its kind: a dependent row of G, or T^T M T not positive definite.
+bool LinearModes::manifold_modes(const Eigen::MatrixXd& Mu, const Eigen::MatrixXd* Cu, const Eigen::MatrixXd& Ku,
+                                 const Eigen::MatrixXd& Gu, const Eigen::MatrixXd& Ru) {
+  const int nr = static_cast<int>(Mu.rows()), p = nr - m_;
+  if (p < 0) return false;
+  // 1. y = T u: T the orthonormal complement of the rows of G (Householder QR of G^T, rows at unit
+  // norm so that the pivots measure dependence). Without multipliers T = I, and nothing is copied.
+  const Eigen::MatrixXd *Mp = &Mu, *Kp = &Ku, *Cp = Cu;
+  if (m_ > 0) {
+    for (int k = 0; k < m_; ++k) {
+      const double g = Gu.row(k).norm();
+      if (!(g > 0.0)) return false;
+      GnT_.col(k) = Gu.row(k).transpose() / g;
+    }
+    gqr_.compute(GnT_);
+    for (int k = 0; k < m_; ++k)
+      if (!(std::abs(gqr_.matrixQR()(k, k)) > kRankTol)) return false;
+    gqr_.householderQ().evalTo(Qg_, hwork_);
+    T_ = Qg_.rightCols(p);
+    TU_.noalias() = Mu * T_;
+    Mt_.noalias() = T_.transpose() * TU_;
+    TU_.noalias() = Ku * T_;
+    Kt_.noalias() = T_.transpose() * TU_;
+    if (Cu != nullptr) {
+      TU_.noalias() = *Cu * T_;
+      Ct_.noalias() = T_.transpose() * TU_;
+      Cp = &Ct_;
+    }
+    Mp = &Mt_, Kp = &Kt_;
+  }
+  // 2. Cholesky M_t = L L^T, with the pivot test that calls a mass direction absent.
+  if (p > 0) {
+    mllt_.compute(*Mp);
+    if (mllt_.info() != Eigen::Success) return false;
+    const auto d = mllt_.matrixLLT().diagonal();
+    if (!(d.minCoeff() * d.minCoeff() > rule_.absent * d.maxCoeff() * d.maxCoeff())) return false;
+  }
+  const double r_norm = Ru.norm();
+  // 3. S_K = L^-1 K_t L^-T (and S_C): w = L^T u turns M_t into I.
+  auto congruence = [this, p](const Eigen::MatrixXd& X, Eigen::MatrixXd& S) {
+    S = X;
+    if (p == 0) return;
+    mllt_.matrixL().solveInPlace(S);  // L^-1 X
+    S.transposeInPlace();
+    mllt_.matrixL().solveInPlace(S);  // L^-1 X^T L^-T
+    S.transposeInPlace();
+  };
+  congruence(*Kp, Sk_);
+  const bool damped = Cp != nullptr && Cp->norm() > 0.0;
+  const double big = w_ / rule_.infinite;  // |s| above this is infinite, as |beta| <= infinite |alpha| is for QZ
+  if (!damped && asymmetry(*Kp) <= kSymmetryTol * Kp->norm()) {
+    // 4a. Undamped, symmetric: S_K x = lambda x, s = +-sqrt(-lambda), the mode y = T L^-T x real.
+    path_ = static_cast<int>(Path::kSymmetric);
+    if (p > 0) {
+      for (int j = 0; j < p; ++j)
+        for (int i = j + 1; i < p; ++i) Sk_(i, j) = Sk_(j, i) = 0.5 * (Sk_(i, j) + Sk_(j, i));
+      tri_.compute(Sk_);
+      diag_ = tri_.diagonal();
+      subdiag_ = tri_.subDiagonal();
+      tri_.matrixQ().evalTo(Qs_, pwork_);
+      sym_.computeFromTridiagonal(diag_, subdiag_, Eigen::ComputeEigenvectors);
+      if (sym_.info() != Eigen::Success) throw SolverError("linearization: the symmetric eigensolver did not converge");
+      X_.noalias() = Qs_ * sym_.eigenvectors();
+      U_ = X_;
+      mllt_.matrixU().solveInPlace(U_);  // L^-T X
+      if (m_ > 0) TU_.noalias() = T_ * U_;
+    }
+    const Eigen::MatrixXd& Y = m_ > 0 ? TU_ : U_;
+    for (int k = 0; k < p; ++k) {
+      const double lambda = sym_.eigenvalues()[k];
+      const cd s = lambda >= 0.0 ? cd(0.0, std::sqrt(lambda)) : cd(std::sqrt(-lambda), 0.0);
+      Raw& r = raw_[2 * k];
+      r = Raw{s, 0, false, 0.0, 0.0, kTrue};
+      if (std::abs(s) > big) {
+        r = Raw{cd(std::numeric_limits<double>::infinity(), 0.0), 1, false, w_ / std::abs(s), 0.0, kInfinite};
+      } else {
+        yr_ = Y.col(k);
+        yi_.setZero();
+        judge(r, Ru, r_norm);
+      }
+      raw_[2 * k + 1] = r;  // the partner -s, written so that no component becomes -0
+      if (r.kind == 0) raw_[2 * k + 1].s = lambda >= 0.0 ? std::conj(s) : cd(-s.real(), 0.0);
+    }
+  } else {
+    // 4b. Damped (or K unsymmetric): the companion matrix [0 I; -S_K -S_C] in scaled time, a
+    // standard eigenproblem (Hessenberg QR), modes by inverse iteration; y = T L^-T w.
+    path_ = static_cast<int>(Path::kCompanion);
+    if (p > 0) {
+      if (damped) congruence(*Cp, Sc_);
+      if (!companion_ || companion_->size() != 2 * p) companion_ = std::make_unique<Engine>(2 * p);
+      Eigen::MatrixXd& Ac = companion_->a();
+      Ac.setZero();
+      Ac.block(0, p, p, p).setIdentity();
+      Ac.block(p, 0, p, p) = (-1.0 / (w_ * w_)) * Sk_;
+      if (damped) Ac.block(p, p, p, p) = (-1.0 / w_) * Sc_;
+      if (!companion_->standard()) throw SolverError("linearization: the companion eigensolver did not converge");
+      U_.setIdentity();
+      mllt_.matrixU().solveInPlace(U_);  // L^-T
+      if (m_ > 0) TU_.noalias() = T_ * U_;
+    }
+    const Eigen::MatrixXd& W = m_ > 0 ? TU_ : U_;  // y = W w
+    if (p > 0) Rw_.noalias() = Ru * W;
+    for (int i = 0; i < 2 * p; ++i) {
+      const cd s_hat = companion_->alpha(i);
+      Raw& r = raw_[i];
+      r = Raw{w_ * s_hat, 0, false, 0.0, 0.0, kTrue};
+      if (std::abs(r.s) > big) {
+        r = Raw{cd(std::numeric_limits<double>::infinity(), 0.0), 1, false, w_ / std::abs(r.s), 0.0, kInfinite};
+      } else if (quadratic_mode(r.s, damped)) {
+        ur_ = qw_.real();
+        ui_ = qw_.imag();
+        yr_.noalias() = W * ur_;
+        yi_.noalias() = W * ui_;
+        judge(r, Ru, r_norm);
+      } else if (const Eigen::VectorXcd* z = companion_->mode(s_hat, false, Rw_)) {
+        ur_ = z->head(p).real();
+        ui_ = z->head(p).imag();
+        yr_.noalias() = W * ur_;
+        yi_.noalias() = W * ui_;
+        judge(r, Ru, r_norm);
+      } else {
+        r.reason = kNoMode;
+      }
+      // Pairs come as consecutive, exactly conjugate eigenvalues; the partner's mode is the conjugate.
+      if (r.kind == 0 && r.s.imag() != 0.0 && i + 1 < 2 * p && companion_->alpha(i + 1) == std::conj(s_hat)) {
+        raw_[i + 1] = r;
+        raw_[i + 1].s = std::conj(r.s);
+        ++i;
+      }
+    }
+  }
+  // 5. The multipliers: 3 m eigenvalues at infinity (an index-3 block per independent row of G).
+  for (int i = 2 * p; i < 2 * p + 3 * m_; ++i)
+    raw_[i] = Raw{cd(std::numeric_limits<double>::infinity(), 0.0), 1, false, 0.0, 0.0, kMultiplierBlock};
+  return true;
+}
+
+// The mode w of the companion path's eigenvalue s, from the p x p quadratic (s^2 I + s S_C + S_K) w = 0
+// (the companion's eigenvector is [w; s w]): two steps of inverse iteration at s + delta, as mode()
+// does on the pencil, at half its size. The LU (partial pivoting by |re| + |im|, as LAPACK's izamax)
+// is written out: Eigen's dynamic complex LU spent most of the companion path on a 3 x 3 in
+// overhead and a hypot per pivot candidate. False if it did not give a finite vector.
+bool LinearModes::quadratic_mode(cd s, bool damped) {
+  const int p = static_cast<int>(Qc_.rows());
+  const cd sigma = s + 1e-10 * (w_ + std::hypot(s.real(), s.imag())) * cd(M_SQRT1_2, M_SQRT1_2);
+  Qc_ = Sk_.cast<cd>();
+  if (damped) Qc_ += sigma * Sc_.cast<cd>();
+  Qc_.diagonal().array() += sigma * sigma;
+  auto cabs1 = [](cd z) { return std::abs(z.real()) + std::abs(z.imag()); };
+  // The pivots' reciprocals, conj(u) / |u|^2 (no library complex division; |u| is far from
+  // overflow here, the matrix being O(|s|^2) and shifted off singular by 1e-10).
+  for (int k = 0; k < p; ++k) {
+    int pivot = k;
+    for (int i = k + 1; i < p; ++i)
+      if (cabs1(Qc_(i, k)) > cabs1(Qc_(pivot, k))) pivot = i;
+    qperm_[k] = pivot;
+    if (!(cabs1(Qc_(pivot, k)) > 0.0)) return false;  // exactly singular: the shift prevents it
+    if (pivot != k) Qc_.row(k).swap(Qc_.row(pivot));
+    const cd u = Qc_(k, k);
+    qinv_[k] = std::conj(u) / std::norm(u);
+    for (int i = k + 1; i < p; ++i) Qc_(i, k) *= qinv_[k];
+    for (int j = k + 1; j < p; ++j)
+      for (int i = k + 1; i < p; ++i) Qc_(i, j) -= Qc_(i, k) * Qc_(k, j);
+  }
+  auto solve = [this, p](Eigen::VectorXcd& x) {  // x = (P^T L U)^-1 x, in place
+    for (int k = 0; k < p; ++k) std::swap(x[k], x[qperm_[k]]);
+    for (int j = 0; j < p; ++j)
+      for (int i = j + 1; i < p; ++i) x[i] -= Qc_(i, j) * x[j];
+    for (int j = p - 1; j >= 0; --j) {
+      x[j] *= qinv_[j];
+      for (int i = 0; i < j; ++i) x[i] -= Qc_(i, j) * x[j];
+    }
+  };
+  qx_ = qb_;
+  solve(qx_);
+  qx_.normalize();
+  qw_ = qx_;
+  solve(qw_);
+  const double norm = qw_.norm();
+  if (!(norm > 0.0) || !std::isfinite(norm)) return false;
+  qw_ /= norm;
+  return true;
 }
 
 // alpha ~ beta ~ 0 (a real eigenvalue, where alpha and beta are diagonal entries of the Schur
@@ -419,6 +692,11 @@ void LinearModes::classify(int i, bool singular, const Eigen::MatrixXd& Ru, doub
   }
   yr_ = y.real();  // contiguous copies: a product with a strided real() view would allocate one
   yi_ = y.imag();
+  judge(r, Ru, r_norm);
+}
+
+void LinearModes::judge(Raw& r, const Eigen::MatrixXd& Ru, double r_norm) {
+  const double y_norm = std::hypot(yr_.norm(), yi_.norm());
   dqr_.noalias() = Ru * yr_;
   dqi_.noalias() = Ru * yi_;
   const double dq_norm = std::hypot(dqr_.norm(), dqi_.norm());

@@ -2,10 +2,9 @@
 //
 // LinearModes: the eigenvalues of the second-order system in n coordinates y with m multipliers mu
 //     M y'' + C y' + K y + G^T mu = 0,   G y = 0        (m = 0: no multipliers, an ODE; C optional)
-// as the real pencil s B z = A z of its first-order form (QZ, Eigen::GeneralizedEigenSolver),
-//     z = [y; y'; mu],  A = [0 I 0; -K -C -G^T; G 0 0],  B = diag(I, M, 0),
-// and the judgement of each eigenvalue as true (an eigenvalue of the constrained mechanism) or
-// spurious, by one physical rule that does not depend on the formulation (ModeRule, rule()):
+// (the real pencil s B z = A z of its first-order form z = [y; y'; mu], A = [0 I 0; -K -C -G^T; G 0 0],
+// B = diag(I, M, 0)), and the judgement of each eigenvalue as true (an eigenvalue of the constrained
+// mechanism) or spurious, by one physical rule that does not depend on the formulation (ModeRule, rule()):
 //   true  <=>  finite, and its mode, mapped to point displacements dq = R y (R = dq/dy; R = I in
 //              natural coordinates), moves mass (|dq| not ~0 against |R| |y|) and satisfies the
 //              linearized constraints (Phi_q dq ~ 0 against |dq|, rows of Phi_q normalized).
@@ -14,7 +13,35 @@
 // modes that move no mass, and modes that violate the constraints (the penalty's and augmented
 // Lagrangian's constraint modes, Jordan chains at infinity that QZ returned as finite).
 // LinearModes also takes a general pencil s B z = A z written by the caller (another first-order
-// form), with R mapping the whole z to point displacements; the same rule applies.
+// form), with R mapping the whole z to point displacements; the same rule applies (always by QZ).
+//
+// Method: on the constraint manifold when the pencil allows, QZ otherwise.
+// - Manifold path (path() kSymmetric or kCompanion). After deflating absent directions (below),
+//   y = T u with T an orthonormal basis of the null space of G (Householder QR of G^T, rows at unit
+//   norm), which leaves p = n - m coordinates and no multiplier:
+//       M_t u'' + C_t u' + K_t u = 0,   M_t = T^T M T, C_t = T^T C T, K_t = T^T K T.
+//   It applies when every row of G is independent (QR pivot > 1e-10) and M_t is positive definite
+//   (Cholesky M_t = L L^T, pivots above ModeRule::absent): then det(A - sB) = +-det(G N)^2
+//   det(s^2 M_t + s C_t + K_t) (N the complement of T), so the pencil is regular with 2 p finite
+//   eigenvalues, the reduced ones, and exactly 3 m infinite, an index-3 block per multiplier:
+//   reported as such, spurious, without computing them. With w = L^T u, M_t becomes I:
+//   - undamped (C absent or zero) and K_t symmetric (to 1e-12), the conservative case of every
+//     natural-coordinate formulation but the penalty: the symmetric eigenproblem of
+//     S = L^-1 K_t L^-T (tridiagonalization and implicit QL, real orthonormal eigenvectors x);
+//     s = +-i sqrt(lambda) (+-sqrt(-lambda) for lambda < 0, an unstable equilibrium), exactly on
+//     the axes, and the mode y = T L^-T x is real;
+//   - otherwise (damping, or an unsymmetric K_t): the companion matrix [0 I; -S_K -S_C] in scaled
+//     time (below), a standard eigenproblem (Hessenberg QR, no second matrix as in QZ); modes by
+//     inverse iteration as for QZ but on the p x p quadratic s^2 I + s S_C + S_K (the companion's
+//     eigenvector is [w; s w]), y = T L^-T w.
+//   Both are backward stable on S, whose entries carry a penalty's alpha/m as the pencil does:
+//   the rounding floor ~eps alpha/m of the penalty-type formulations' true eigenvalues is QZ's.
+//   Why not QZ throughout: QZ reduces two matrices of size 2 n + m where this reduces one of size
+//   p (or 2 p), and allocates (below); times in docs/formulations.md, Status.
+// - QZ path (path() kQZ): a dependent row of G, an M_t that is not positive definite (a massless
+//   coordinate with stiffness), or a general pencil: QZ of the scaled pencil s B z = A z
+//   (Eigen::GeneralizedEigenSolver) and modes by inverse iteration, as below.
+// Either way each eigenvalue is judged by the same rule, on its mode.
 //
 // Numerics.
 // - Absent directions. A direction v of y with M v = C v = K v = 0 and G v = 0 (the azimuth phi of a
@@ -39,7 +66,9 @@
 //   Those that slip through are still judged by their modes: a perturbed Jordan chain's mode is
 //   almost all multiplier (|dq| ~ delta^(2/3) |z|: "moves no mass"), and what displacement it has
 //   lies along M^-1 G^T, violating the constraints at O(1) (tests/test_linearization.cpp checks all
-//   three lines).
+//   three lines). The manifold path applies the same bound to its |s| (its Cholesky has already
+//   excluded infinite eigenvalues other than the multipliers', so the bound can only catch a stiff
+//   finite mode, as it does for QZ).
 // - Undetermined after deflation (a singular pencil of another kind, e.g. dependent rows in G): a
 //   real eigenvalue with |alpha| <= 1e-14 |A|_F and |beta| <= 1e-14 |B|_F (a complex pair's alpha
 //   and beta are products of Schur entries, tiny for the penalty's true modes, whose mass is 1e-8 of
@@ -53,12 +82,15 @@
 //   constraints). Complex pairs: one mode, its conjugate for the partner. If the pencil is
 //   singular (or inverse iteration fails), the mode is the vector of the numerical null space of
 //   A - s^ B (singular values <= 1e-8 of the largest) that moves the most mass.
-// - Allocation: GeneralizedEigenSolver constructed with its size still allocates in compute():
-//   RealQZ::hessenbergTriangular builds a HouseholderQR and product temporaries, every QZ sweep
-//   (RealQZ::step) evaluates outer-product temporaries whatever the matrix type (a compile-time
-//   maximum size removes the former, not the latter; tried, it was not worth its compile cost and
-//   time was the same), and alphas()/betas() return copies. Everything else here is preallocated:
-//   a call's allocations are all in Eigen's QZ (counts: docs/formulations.md, Status).
+// - Allocation: the manifold path allocates nothing after the first call (Eigen's
+//   Tridiagonalization, SelfAdjointEigenSolver::computeFromTridiagonal, EigenSolver, HouseholderQR
+//   and LLT on preallocated objects, the Householder products with our own workspace:
+//   SelfAdjointEigenSolver::compute would allocate one per call). QZ does: GeneralizedEigenSolver
+//   constructed with its size still allocates in compute(): RealQZ::hessenbergTriangular builds a
+//   HouseholderQR and product temporaries, every QZ sweep (RealQZ::step) evaluates outer-product
+//   temporaries whatever the matrix type (a compile-time maximum size removes the former, not the
+//   latter; tried, it was not worth its compile cost and time was the same), and alphas()/betas()
+//   return copies (counts: docs/formulations.md, Status).
 //
 // NaturalEquilibrium: the static equilibrium in natural coordinates, for the natural-coordinate
 // linearizers: Phi_q(q0), a maximal set of independent constraint rows (pivoted QR of Phi_q^T, so
@@ -97,6 +129,9 @@ struct ModeRule {
   // alpha/m >= 1e8 (the mode stretches the rods by its multiplier over the penalty); constraint
   // modes and Jordan chains at infinity at O(1). 1e-6 leaves two decades either side.
   double constraint = 1e-6;
+  // Take the manifold path where it applies (see the file comment); false: QZ always, the reference
+  // the tests compare it with.
+  bool manifold = true;
 };
 
 class LinearModes {
@@ -143,6 +178,9 @@ class LinearModes {
   // Diagnostics of the last compute(): the time scale w (rad/s) and the number of absent directions.
   double reference_frequency() const { return w_; }
   int absent_directions() const { return absent_; }
+  // Which method the last compute() used.
+  enum class Path { kSymmetric, kCompanion, kQZ };
+  Path path() const { return static_cast<Path>(path_); }
 
   struct Engine;  // QZ and mode workspace for one pencil size
 
@@ -158,6 +196,12 @@ class LinearModes {
   void size_reduced(int nr);
   bool zero_pair(int i, double tol_a, double tol_b) const;
   void classify(int i, bool singular, const Eigen::MatrixXd& Ru, double r_norm, double tol_a, double tol_b);
+  // The manifold path (see the file comment): false, leaving raw_ untouched, when it does not apply.
+  bool manifold_modes(const Eigen::MatrixXd& Mu, const Eigen::MatrixXd* Cu, const Eigen::MatrixXd& Ku,
+                      const Eigen::MatrixXd& Gu, const Eigen::MatrixXd& Ru);
+  bool quadratic_mode(std::complex<double> s, bool damped);
+  // Mass and constraint tests of a mode y = yr_ + i yi_ (coordinates of Ru) for raw_[i].
+  void judge(Raw& r, const Eigen::MatrixXd& Ru, double r_norm);
 
   int n_, m_, nq_, nc_, size_;
   bool damped_, general_;
@@ -171,8 +215,24 @@ class LinearModes {
   Eigen::JacobiSVD<Eigen::MatrixXd> svd_;
   Eigen::MatrixXd Y_, Mr_, Cr_, Kr_, Gr_, Rr_, tmp_;
   std::unique_ptr<Engine> engine_;
+  // Manifold path, p = nr - m coordinates u on the constraint manifold y = T u: the rows of G at unit
+  // norm (transposed) and their QR, Q = [range(G^T) T]; the reduced matrices; the Cholesky factor L of
+  // T^T M T; S = L^-1 K_t L^-T and its tridiagonalization (symmetric), eigenvectors X (p x p),
+  // modes U = T L^-T X; the companion matrix's engine (damped or unsymmetric).
+  Eigen::MatrixXd GnT_, Qg_, T_, Mt_, Kt_, Ct_, Sk_, Sc_, Qs_, X_, U_, TU_, Rw_;
+  Eigen::HouseholderQR<Eigen::MatrixXd> gqr_;
+  Eigen::LLT<Eigen::MatrixXd> mllt_;
+  Eigen::Tridiagonalization<Eigen::MatrixXd> tri_;
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> sym_;
+  Eigen::VectorXd hwork_, pwork_, diag_, subdiag_, ur_, ui_;
+  std::unique_ptr<Engine> companion_;
+  Eigen::MatrixXcd Qc_;  // the companion path's modes: s^2 I + s S_C + S_K and its LU, pivots, start, iterates
+  std::vector<int> qperm_;
+  Eigen::VectorXcd qinv_, qb_, qx_, qw_;
+  int path_ = 0;
   std::vector<Raw> raw_;
   std::vector<int> order_;
+  std::vector<double> magnitude_;
   Eigen::VectorXd phi_row_norm_;
   Eigen::VectorXd yr_, yi_, dqr_, dqi_, cr_, ci_;
 };

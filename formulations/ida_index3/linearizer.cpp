@@ -11,8 +11,10 @@
 // configuration is the model's); linearize() re-derives it and throws if it ever differed.
 //
 // Spectrum: 2 (nq - rank) finite eigenvalues, exact up to rounding, and 3 rank infinite ones (a
-// Jordan block of size 3 per independent constraint: index 3), spurious. On this structured pencil
-// Eigen's QZ deflates B's zero rows exactly (beta = 0); were they perturbed into huge finite values
+// Jordan block of size 3 per independent constraint: index 3), spurious. With independent rows and
+// M positive definite on the constraint manifold, LinearModes computes the finite ones there and
+// reports the infinite ones by that structure; on its QZ path (the structure broken), Eigen's QZ
+// deflates B's zero rows exactly (beta = 0), and were they perturbed into huge finite values
 // (beta ~ delta^(1/3) |alpha|), LinearModes would still call them infinite or reject their modes.
 #include "ida_index3/linearizer.hpp"
 
