@@ -251,7 +251,9 @@ void LinearModes::size_reduced(int nr) {
   gqr_ = Eigen::HouseholderQR<Eigen::MatrixXd>(nr, m_);
   mllt_.compute(Eigen::MatrixXd::Identity(p, p));  // sizes it (LLT(size) leaves info uninitialized)
   tri_ = Eigen::Tridiagonalization<Eigen::MatrixXd>(std::max(p, 1));
-  sym_ = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(std::max(p, 1));
+  // Made in place: Eigen's sizing constructor leaves its status uninitialized, so moving a
+  // temporary into a member reads an indeterminate enum (UBSan flags it).
+  sym_ = std::make_unique<Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>>(std::max(p, 1));
   hwork_.resize(nr);
   pwork_.resize(p);
   diag_.resize(p);
@@ -521,16 +523,16 @@ bool LinearModes::manifold_modes(const Eigen::MatrixXd& Mu, const Eigen::MatrixX
       diag_ = tri_.diagonal();
       subdiag_ = tri_.subDiagonal();
       tri_.matrixQ().evalTo(Qs_, pwork_);
-      sym_.computeFromTridiagonal(diag_, subdiag_, Eigen::ComputeEigenvectors);
-      if (sym_.info() != Eigen::Success) throw SolverError("linearization: the symmetric eigensolver did not converge");
-      X_.noalias() = Qs_ * sym_.eigenvectors();
+      sym_->computeFromTridiagonal(diag_, subdiag_, Eigen::ComputeEigenvectors);
+      if (sym_->info() != Eigen::Success) throw SolverError("linearization: the symmetric eigensolver did not converge");
+      X_.noalias() = Qs_ * sym_->eigenvectors();
       U_ = X_;
       mllt_.matrixU().solveInPlace(U_);  // L^-T X
       if (m_ > 0) TU_.noalias() = T_ * U_;
     }
     const Eigen::MatrixXd& Y = m_ > 0 ? TU_ : U_;
     for (int k = 0; k < p; ++k) {
-      const double lambda = sym_.eigenvalues()[k];
+      const double lambda = sym_->eigenvalues()[k];
       const cd s = lambda >= 0.0 ? cd(0.0, std::sqrt(lambda)) : cd(std::sqrt(-lambda), 0.0);
       Raw& r = raw_[2 * k];
       r = Raw{s, 0, false, 0.0, 0.0, kTrue};

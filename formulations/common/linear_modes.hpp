@@ -223,7 +223,7 @@ class LinearModes {
   Eigen::HouseholderQR<Eigen::MatrixXd> gqr_;
   Eigen::LLT<Eigen::MatrixXd> mllt_;
   Eigen::Tridiagonalization<Eigen::MatrixXd> tri_;
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> sym_;
+  std::unique_ptr<Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>> sym_;
   Eigen::VectorXd hwork_, pwork_, diag_, subdiag_, ur_, ui_;
   std::unique_ptr<Engine> companion_;
   Eigen::MatrixXcd Qc_;  // the companion path's modes: s^2 I + s S_C + S_K and its LU, pivots, start, iterates
