@@ -63,10 +63,10 @@ TEST(Projection, PendulumConstraintsAtRoundOffAfterEveryStepWithProjectionOnly) 
     SCOPED_TRACE(integrator);
     const double setting = setting_for(integrator, 0.02, 1e-6);
     const Monitor p = run("projection", model, integrator, setting, 10.0);
-    // Gauss-Newton stops at |Phi| <= 1e-14 L (projection::kPhiTol) or after a correction below
+    // Gauss-Newton stops at |Phi| <= 1e-14 L (kProjectionPhiTol) or after a correction below
     // 1e-8 L (which leaves ~|dq|^2 / 2L ~ 5e-17 m); the velocity projection leaves round-off of
     // |v| ~ 4 m/s (a few 1e-16 m/s).
-    EXPECT_LE(p.max_Phi, projection::kPhiTol);
+    EXPECT_LE(p.max_Phi, kProjectionPhiTol);
     EXPECT_LT(p.max_Phi_dot, 1e-14);
     const Monitor u = run("unprojected", model, integrator, setting, 10.0);
     // Without projection the index-1 equations only keep Phi'' = 0 as well as the integrator does:
@@ -136,7 +136,7 @@ TEST(Projection, PinnedBarDropsOneRedundantRowAndReproducesOmegaAtTheVertical) {
       CaseOptions o;
       o.min_time_s = 1e-4;
       o.step = *p.published_step;  // h = 2^-8 s
-      const CaseResult row = run_case(p, formulation(name), IntegratorInfo{integrator, SettingKind::kFixedStep, 0.5, 1e-5, ""}, o);
+      const CaseResult row = run_case(p, formulation(name), IntegratorInfo{integrator, SettingKind::kFixedStep, 0.5, 1e-5, "", ""}, o);
       ASSERT_TRUE(row.score.completed) << row.message;
       ASSERT_EQ(row.score.checks.size(), 2u);
       // Exact 2.11565 rad/s; interpolated, within the rule's 1e-4 relative (RK4's energy error at
@@ -148,7 +148,7 @@ TEST(Projection, PinnedBarDropsOneRedundantRowAndReproducesOmegaAtTheVertical) {
   }
   // All 12 rows, the dropped one included, hold to round-off with projection.
   const Monitor m = run("projection", p.model, "rk4", 1.0 / 256, 1.0);
-  EXPECT_LE(m.max_Phi, projection::kPhiTol);
+  EXPECT_LE(m.max_Phi, kProjectionPhiTol);
   EXPECT_LT(m.max_Phi_dot, 1e-14);
 }
 

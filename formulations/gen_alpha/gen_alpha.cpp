@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "common/independent_rows.hpp"
+#include "common/kept_constraints.hpp"
 #include "common/length_scale.hpp"
 #include "core/natural_coordinates.hpp"
 
@@ -65,25 +66,20 @@ class GenAlphaSimulator final : public FixedStepSimulator {
   using Vec = Eigen::Matrix<double, NQ, 1>;
   using CVec = Eigen::Matrix<double, NC, 1>;
   using KVec = Eigen::Matrix<double, NK, 1>;
-  using Jac = Eigen::Matrix<double, NC, NQ>;
   using Mat = Eigen::Matrix<double, NQ, NQ>;
   using KMat = Eigen::Matrix<double, NK, NK>;
 
   GenAlphaSimulator(const Model& model, double rho_inf, double h, bool sparse, std::vector<int> rows)
-      : FixedStepSimulator(model, h), nat_(model), c_(coefficients(rho_inf)), sparse_(sparse), rows_(std::move(rows)),
-        n_q_(nat_.nq()), n_c_(nat_.nc()), n_r_(static_cast<int>(rows_.size())), redundant_(n_r_ < n_c_),
-        forces_(nat_.has_force_elements()), M_(nat_.M_diag()), Q_(nat_.Q()), q0_(model.initial_q()),
-        v0_(model.initial_v()), q_(n_q_), v_(n_q_), a_(n_q_), qdd_(n_q_), q_n_(n_q_), v_n_(n_q_), a_n_(n_q_),
-        qdd_n_(n_q_), r_(n_q_), dq_(n_q_), Phi_(n_r_), lambda_(n_r_), gamma_(n_r_), Phi_all_(n_c_), mu_all_(n_c_),
-        b_(n_q_ + n_r_), x_(n_q_ + n_r_), Phi_q_(dense(n_r_), dense(n_q_)), Phi_q_all_(redundant_ ? dense(n_c_) : 0, dense(n_q_)),
-        T_(dense(n_q_), dense(n_q_)), K_(forces_ ? n_q_ : 0, forces_ ? n_q_ : 0), C_(forces_ ? n_q_ : 0, forces_ ? n_q_ : 0),
+      : FixedStepSimulator(model, h), nat_(model), c_(coefficients(rho_inf)), sparse_(sparse),
+        kc_(nat_, std::move(rows), stats_, sparse, "gen-alpha"), n_q_(nat_.nq()), n_c_(nat_.nc()), n_r_(kc_.kept_rows()),
+        redundant_(n_r_ < n_c_), forces_(nat_.has_force_elements()), M_(nat_.M_diag()), Q_(nat_.Q()),
+        q0_(model.initial_q()), v0_(model.initial_v()), q_(n_q_), v_(n_q_), a_(n_q_), qdd_(n_q_), q_n_(n_q_), v_n_(n_q_),
+        a_n_(n_q_), qdd_n_(n_q_), r_(n_q_), dq_(n_q_), Phi_(n_r_), lambda_(n_r_), mu_all_(n_c_), b_(n_q_ + n_r_),
+        x_(n_q_ + n_r_), T_(dense(n_q_), dense(n_q_)), K_(forces_ ? n_q_ : 0, forces_ ? n_q_ : 0), C_(forces_ ? n_q_ : 0, forces_ ? n_q_ : 0),
         A_(dense(n_q_ + n_r_), dense(n_q_ + n_r_)), lu_(dense(n_q_ + n_r_)) {
     const double length = max_model_length(model);
     tol_q_ = kNewtonTol * (length > 0.0 ? length : 1.0);
-    if (sparse_) {
-      G_sp_ = std::make_unique<SparseJacobian>(nat_, rows_);
-      kkt_ = std::make_unique<SparseKkt>(nat_, *G_sp_);
-    }
+    if (sparse_) kkt_ = std::make_unique<SparseKkt>(nat_, kc_.sparse_G());
     mu_all_.setZero();
   }
 
@@ -106,22 +102,12 @@ class GenAlphaSimulator final : public FixedStepSimulator {
     v_model_ = v_;
   }
 
-  // Consistent q''(0) and lambda(0): [M Phi_q^T; Phi_q 0] [q''; lambda] = [Q; -d/dt(Phi_q) q'].
+  // Consistent q''(0) and lambda(0) (common/kept_constraints.hpp).
   void initial_accelerations() {
     if (forces_) nat_.Q(q_, v_, Q_);
-    constraints(q_);
-    gamma_rows(q_, v_);
-    lambda_.setZero();
-    assemble(1.0, false);
-    factor();
-    b_.head(n_q_) = Q_;
-    b_.tail(n_r_) = -gamma_;
-    solve();
-    qdd_ = x_.head(n_q_);
-    lambda_ = x_.tail(n_r_);
+    kc_.load(q_, v_);
+    kc_.accelerations(Q_, qdd_, lambda_);
     ++stats_.rhs_evals;
-    ++stats_.jacobian_evals;
-    if (!qdd_.allFinite() || !lambda_.allFinite()) throw SolverError("gen-alpha: non-finite initial accelerations");
   }
 
   void do_fixed_step(double /*h*/) override {
@@ -180,46 +166,18 @@ class GenAlphaSimulator final : public FixedStepSimulator {
 
   // Phi and Phi_q of the kept rows at q.
   void constraints(const Vec& q) {
-    if (!redundant_) {
-      nat_.Phi(q, Phi_);
-    } else {
-      nat_.Phi(q, Phi_all_);
-      for (int k = 0; k < n_r_; ++k) Phi_[k] = Phi_all_[rows_[k]];
-    }
-    if (kCanSparse && sparse_) {
-      G_sp_->evaluate(q);
-    } else if (!redundant_) {
-      nat_.Phi_q(q, Phi_q_);
-    } else {
-      nat_.Phi_q(q, Phi_q_all_);
-      for (int k = 0; k < n_r_; ++k) Phi_q_.row(k) = Phi_q_all_.row(rows_[k]);
-    }
+    kc_.load(q);
+    kc_.constraints(Phi_);
+    kc_.evaluate_G();
   }
-  // d/dt(Phi_q) q' of the kept rows (initial accelerations only).
-  void gamma_rows(const Vec& q, const Vec& v) {
-    if (!redundant_) {
-      nat_.Phi_q_dot_v(q, v, gamma_);
-    } else {
-      nat_.Phi_q_dot_v(q, v, Phi_all_);
-      for (int k = 0; k < n_r_; ++k) gamma_[k] = Phi_all_[rows_[k]];
-    }
-  }
-  void jt_times(const CVec& x, Vec& y) const {  // y = Phi_q^T x
-    if constexpr (kCanSparse) {
-      if (sparse_) {
-        y.noalias() = G_sp_->matrix().transpose() * x;
-        return;
-      }
-    }
-    y.noalias() = Phi_q_.transpose() * x;
-  }
+  void jt_times(const CVec& x, Vec& y) const { kc_.gt_times(x, y); }  // y = Phi_q^T x
 
   // The scaled iteration matrix: [M + s (sum lambda_k Phi_k,qq - dQ/dq - gamma' dQ/dq'), Phi_q^T; Phi_q, 0],
   // s = 1 / beta' (stiffness: whether the geometric and force terms enter, not at t = 0).
   void assemble(double s, bool stiffness) {
     if constexpr (kCanSparse) {
       if (sparse_) {  // no force elements on this path (common/sparse_natural.hpp)
-        kkt_->assemble(M_, stiffness ? s : 0.0, lambda_, *G_sp_);
+        kkt_->assemble(M_, stiffness ? s : 0.0, lambda_, kc_.sparse_G());
         return;
       }
     }
@@ -228,7 +186,7 @@ class GenAlphaSimulator final : public FixedStepSimulator {
       if (!redundant_) {
         nat_.add_Phi_qq_times(lambda_, T_);
       } else {
-        for (int k = 0; k < n_r_; ++k) mu_all_[rows_[k]] = lambda_[k];
+        kc_.scatter(lambda_, mu_all_);
         nat_.add_Phi_qq_times(mu_all_, T_);
       }
       if (forces_) {
@@ -241,8 +199,8 @@ class GenAlphaSimulator final : public FixedStepSimulator {
     }
     T_.diagonal() += M_;
     A_.topLeftCorner(n_q_, n_q_) = T_;
-    A_.topRightCorner(n_q_, n_r_) = Phi_q_.transpose();
-    A_.bottomLeftCorner(n_r_, n_q_) = Phi_q_;
+    A_.topRightCorner(n_q_, n_r_) = kc_.dense_G().transpose();
+    A_.bottomLeftCorner(n_r_, n_q_) = kc_.dense_G();
     A_.bottomRightCorner(n_r_, n_r_).setZero();
   }
   void factor() {
@@ -281,25 +239,22 @@ class GenAlphaSimulator final : public FixedStepSimulator {
   NaturalCoordinates nat_;
   Coefficients c_;
   bool sparse_;
-  std::vector<int> rows_;  // kept (independent) constraint rows
+  KeptConstraints<NQ, NC> kc_;  // kept (independent) constraint rows, Phi_q of them, consistent start
   int n_q_, n_c_, n_r_;
-  bool redundant_;         // rows_ is a strict subset: Phi and Phi_q are gathered from all rows
+  bool redundant_;         // rows are dropped: the geometric stiffness takes every row's multiplier
   bool forces_;
   Vec M_, Q_, q0_, v0_;
   Vec q_, v_, a_, qdd_;            // state at time(): a the algorithmic acceleration, qdd the true one
   Vec q_n_, v_n_, a_n_, qdd_n_;    // at the step's start
   Vec r_, dq_;
-  CVec Phi_, lambda_, gamma_;      // kept rows
-  Eigen::VectorXd Phi_all_, mu_all_;  // every row (redundant models)
+  CVec Phi_, lambda_;              // kept rows
+  Eigen::VectorXd mu_all_;         // every row's multiplier (redundant models)
   KVec b_, x_;                     // right-hand side and solution of the iteration
-  Jac Phi_q_;
-  Eigen::MatrixXd Phi_q_all_;
   Mat T_;
   Eigen::MatrixXd K_, C_;          // dQ/dq, dQ/dq' (force elements)
   KMat A_;
   Eigen::PartialPivLU<KMat> lu_;
   KMat A_inv_;                     // A^-1 (kExplicitInverse)
-  std::unique_ptr<SparseJacobian> G_sp_;
   std::unique_ptr<SparseKkt> kkt_;
   double h_ = 0.0, beta_p_ = 0.0, gamma_p_ = 0.0, tol_q_ = 0.0;
   double dq_prev_ = 0.0;  // |dq| of the previous Newton iteration (stall test)

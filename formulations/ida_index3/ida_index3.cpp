@@ -50,6 +50,7 @@
 #include <type_traits>
 
 #include "common/independent_rows.hpp"
+#include "common/kept_constraints.hpp"
 #include "common/length_scale.hpp"
 #include "core/formulation.hpp"
 #include "ida_index3/ida_residual.hpp"
@@ -71,14 +72,7 @@ Index3Dae::Index3Dae(const Model& model, bool sparse)
       Phi_q_all_(nat_.nc(), nat_.nq()),
       Phi_all_(nat_.nc()),
       mu_all_(Eigen::VectorXd::Zero(nat_.nc())),
-      Phi_q_(nc(), nat_.nq()),
-      S_(nc(), nc()),
-      S_cod_(nc(), nc()),
-      rhs_c_(nc()),
-      mu_(nc()) {
-  // Pivots below 1e-10 of the largest are treated as zero: S is then rank deficient and solve()
-  // returns the minimum-norm solution (kept as a guard; redundant rows are already removed).
-  S_cod_.setThreshold(1e-10);
+      Phi_q_(nc(), nat_.nq()) {
   if (sparse_) build_sparse_pattern();
 }
 
@@ -226,33 +220,19 @@ void Index3Dae::consistent_initial_conditions(Eigen::Ref<Eigen::VectorXd> y, Eig
   auto q = y.head(n), v = y.segment(n, n), lambda = y.tail(m);
   q = nat_.model().initial_q();
   v = nat_.model().initial_v();
-  lambda.setZero();
-
-  if (m > 0) {
-    // M is diagonal, so the augmented system [M Phi_q^T; Phi_q 0] reduces exactly to its Schur
-    // complement S = Phi_q M^-1 Phi_q^T (nc x nc), factorized once, rank-revealing.
-    kept_Phi_q(q);
-    S_.noalias() = Phi_q_ * inv_m_.asDiagonal() * Phi_q_.transpose();
-    S_cod_.compute(S_);
-
-    // Mass-orthogonal projection onto Phi_q v = 0: v <- v - M^-1 Phi_q^T mu, S mu = Phi_q v.
-    nat_.Phi_q_times(q, v, Phi_all_);
-    for (int k = 0; k < m; ++k) rhs_c_[k] = Phi_all_[rows_[k]];
-    mu_ = S_cod_.solve(rhs_c_);
-    v -= inv_m_.cwiseProduct(Phi_q_.transpose() * mu_);
-
-    // Acceleration level: Phi_q v' = -d/dt(Phi_q) v with M v' = Q - Phi_q^T lambda gives
-    // S lambda = Phi_q M^-1 Q + d/dt(Phi_q) v.
-    nat_.Phi_q_dot_v(q, v, Phi_all_);
-    for (int k = 0; k < m; ++k) rhs_c_[k] = Phi_all_[rows_[k]];
-    nat_.Q(q, v, Q_);
-    rhs_c_.noalias() += Phi_q_ * inv_m_.cwiseProduct(Q_);
-    lambda = S_cod_.solve(rhs_c_);
-  }
-
+  // Setup only: the shared toolkit's projection of v onto Phi_q v = 0 and its consistent
+  // accelerations and multipliers (common/kept_constraints.hpp), on the same kept rows.
+  RunStats setup_stats;
+  KeptConstraints<Eigen::Dynamic, Eigen::Dynamic> kc(nat_, rows_, setup_stats, sparse_, "ida-index3");
+  kc.load(q, v);
+  kc.project_velocities(v);
+  kc.load(q, v);
   nat_.Q(q, v, Q_);
+  Eigen::VectorXd a(n), lambda_kept(m);
+  kc.accelerations(Q_, a, lambda_kept);
+  lambda = lambda_kept;
   yp.head(n) = v;
-  yp.segment(n, n) = inv_m_.cwiseProduct(Q_ - Phi_q_.transpose() * lambda);
+  yp.segment(n, n) = a;
   // lambda' is not determined at this level; it only seeds IDA's first predictor.
   yp.tail(m).setZero();
 }

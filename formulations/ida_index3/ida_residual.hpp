@@ -55,7 +55,7 @@ class Index3Dae {
 
   // Consistent (y0, y'0) from the model's initial state: q0 as given, v0 projected
   // mass-orthogonally onto Phi_q v = 0, v'0 and lambda0 from the acceleration-level constraint,
-  // q'0 = v0, lambda'0 = 0. Redundant constraints are tolerated (minimum-norm lambda).
+  // q'0 = v0, lambda'0 = 0, through the shared toolkit (common/kept_constraints.hpp) on the kept rows.
   void consistent_initial_conditions(Eigen::Ref<Eigen::VectorXd> y, Eigen::Ref<Eigen::VectorXd> yp);
 
  private:
@@ -71,11 +71,6 @@ class Index3Dae {
   Eigen::MatrixXd Phi_q_all_; // model's nc x nq workspace
   Eigen::VectorXd Phi_all_, mu_all_;  // model's nc: Phi, and lambda scattered back onto every row
   Eigen::MatrixXd Phi_q_;     // nc x nq workspace (kept rows)
-  // Initial-condition workspace: Schur complement S = Phi_q M^-1 Phi_q^T and its rank-revealing
-  // factorization (S is singular when a constraint is redundant).
-  Eigen::MatrixXd S_;
-  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> S_cod_;
-  Eigen::VectorXd rhs_c_, mu_;
   // Sparse mode: kept rows of Phi_q, the iteration matrix's pattern and where each term goes.
   std::unique_ptr<SparseJacobian> Phi_q_sp_;
   std::vector<int64_t> col_ptr_, row_ind_;

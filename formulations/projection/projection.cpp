@@ -77,11 +77,11 @@ class Unprojected final : public Index1Formulation {
 
 std::vector<IntegratorInfo> index1_integrators() {
   return {
-      {"rk4", SettingKind::kFixedStep, 0.5, 1e-5, "classical Runge-Kutta, fixed step"},
+      {"rk4", SettingKind::kFixedStep, 0.5, 1e-5, "classical Runge-Kutta, fixed step", ""},
       {"fehlberg8-fixed", SettingKind::kFixedStep, 0.5, 1e-5,
-       "Fehlberg's 8th-order weights (ARKODE's 8(7) table, 13 stages) at a fixed step"},
-      {"dopri5", SettingKind::kTolerance, 1e-2, 1e-13, "Dormand-Prince 5(4), adaptive (ARKODE's table)"},
-      {"fehlberg8", SettingKind::kTolerance, 1e-2, 1e-13, "Fehlberg 8(7), 13 stages, adaptive (ARKODE's table)"},
+       "Fehlberg's 8th-order weights (ARKODE's 8(7) table, 13 stages) at a fixed step", ""},
+      {"dopri5", SettingKind::kTolerance, 1e-2, 1e-13, "Dormand-Prince 5(4), adaptive (ARKODE's table)", ""},
+      {"fehlberg8", SettingKind::kTolerance, 1e-2, 1e-13, "Fehlberg 8(7), 13 stages, adaptive (ARKODE's table)", ""},
   };
 }
 
