@@ -67,6 +67,9 @@ struct ButcherTable {
   // The coefficient tables shipped with SUNDIALS ARKODE, so no coefficient is retyped here.
   // Known names: "dopri5" (Dormand-Prince 5(4)), "fehlberg8" (Fehlberg 8(7)).
   static ButcherTable from_arkode(const std::string& name);
+  // Dormand & Prince's 8th-order 12-stage method of DOP853, for fixed steps (no embedded estimate:
+  // d = b); ARKODE 6.4 does not ship it (butcher_tables.cpp).
+  static ButcherTable dop853();
 };
 
 // Adaptive embedded Runge-Kutta with local extrapolation (the higher order propagates) and a

@@ -30,7 +30,7 @@ std::vector<IntegratorInfo> index1_integrators();
 void check_index1_request(const std::string& formulation, const std::string& integrator, double setting);
 
 // The simulator of "projection" (project = true) or "unprojected" for integrator rk4,
-// fehlberg8-fixed, dopri5 or fehlberg8 at `setting` (the caller checks both); kAuto: dense or sparse
+// fehlberg8-fixed, dop853-fixed, dopri5 or fehlberg8 at `setting` (the caller checks both); kAuto: dense or sparse
 // by model size.
 std::unique_ptr<Simulator> make_simulator(const Model& model, const std::string& integrator, double setting, bool project,
                                           LinearAlgebra la = LinearAlgebra::kAuto);

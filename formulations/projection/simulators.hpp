@@ -126,6 +126,8 @@ std::unique_ptr<Simulator> make_index1(const Model& model, const std::string& in
   const bool sparse = sparse_path(la, model);
   std::vector<int> rows = independent_rows(NaturalCoordinates(model), model);
   if (integrator == "rk4") return make_sized<S::template Rk4Fixed>(model, std::move(rows), sparse, project, setting);
+  if (integrator == "dop853-fixed")
+    return make_sized<S::template Rk8Fixed>(model, std::move(rows), sparse, project, setting, ButcherTable::dop853());
   if (integrator == "fehlberg8-fixed")
     return make_sized<S::template Rk8Fixed>(model, std::move(rows), sparse, project, setting,
                                             ButcherTable::from_arkode("fehlberg8"));

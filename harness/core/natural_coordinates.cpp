@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <stdexcept>
 
 namespace mbs {
@@ -91,24 +92,14 @@ void phi(const std::vector<ConstraintRow>& rows, const Eigen::Ref<const Eigen::V
   }
 }
 
-// out = 0 without a memset call per column (what setZero() on a strided Ref makes of it): for the
-// small Jacobians that dominate, the calls cost more than the stores. GCC would turn the loop back
-// into memset calls, hence the attribute.
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("no-tree-loop-distribute-patterns")))
-#endif
-void zero(Eigen::Ref<Eigen::MatrixXd>& out) {
-  if (out.size() > 64) {
-    out.setZero();
+// out = 0 in one memset when contiguous, not one per column (what setZero() on a strided Ref makes of
+// it): for the small Jacobians that dominate, the calls cost more than the stores.
+inline void zero(Eigen::Ref<Eigen::MatrixXd>& out) {
+  if (out.outerStride() == out.rows()) {
+    std::memset(out.data(), 0, sizeof(double) * static_cast<size_t>(out.size()));
     return;
   }
-  if (out.outerStride() == out.rows()) {  // contiguous
-    double* p = out.data();
-    for (Eigen::Index i = 0, n = out.size(); i < n; ++i) p[i] = 0.0;
-    return;
-  }
-  for (Eigen::Index j = 0; j < out.cols(); ++j)
-    for (Eigen::Index i = 0; i < out.rows(); ++i) out.coeffRef(i, j) = 0.0;
+  out.setZero();
 }
 
 template <int D>
