@@ -35,7 +35,7 @@ class AlmIndex3 final : public Formulation {
   }
   std::vector<IntegratorInfo> integrators() const override {
     return {{"trapezoidal", SettingKind::kFixedStep, 0.05, 1e-5,
-             "trapezoidal rule, Newton-Raphson, mass-orthogonal projections"}};
+             "trapezoidal rule, Newton-Raphson, mass-orthogonal projections", ""}};
   }
   Accepts accepts() const override { return {{ElementRole::kJoint, ElementRole::kForce, ElementRole::kContact}, {}}; }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {

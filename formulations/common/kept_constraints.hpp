@@ -29,7 +29,8 @@
 //
 // Evaluation happens at a loaded state (load()): the NaturalCoordinates calls then go through
 // references bound once, since binding a Ref<const VectorXd> per call costs a construction and a
-// free(nullptr) in the hot loop. NQ, NR are fixed for the smallest models (all rows kept),
+// free(nullptr) in the hot loop; fixed sizes call the inline arithmetic (core/natural_coordinates_rows.hpp)
+// on their own types instead. NQ, NR are fixed for the smallest models (all rows kept),
 // Eigen::Dynamic otherwise; everything is sized in the constructor and nothing after it allocates.
 #pragma once
 
@@ -47,6 +48,7 @@
 #include "common/sparse_natural.hpp"
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
+#include "core/natural_coordinates_rows.hpp"
 
 namespace mbs {
 
@@ -143,6 +145,10 @@ class KeptConstraints {
         return;
       }
     }
+    if constexpr (!kDynamic) {  // fixed sizes: the inline arithmetic on the fixed-size types
+      rows::Phi_q(*nat_, qb_, G_);
+      return;
+    }
     if (all_rows()) {
       nat_->Phi_q(q_ref_, G_);
       return;
@@ -155,6 +161,10 @@ class KeptConstraints {
   SparseJacobian& sparse_G() { return *G_sp_; }
   // r = kept rows of Phi at the loaded q.
   void constraints(VecR& r) {
+    if constexpr (!kDynamic) {
+      rows::Phi(*nat_, qb_, r);
+      return;
+    }
     if (all_rows()) {
       nat_->Phi(q_ref_, r);
       return;
@@ -164,6 +174,10 @@ class KeptConstraints {
   }
   // gamma = kept rows of d/dt(Phi_q) v at the loaded (q, v).
   void velocity_terms(VecR& gamma) {
+    if constexpr (!kDynamic) {
+      rows::Phi_q_dot_v(*nat_, qb_, vb_, gamma);
+      return;
+    }
     if (all_rows()) {
       nat_->Phi_q_dot_v(q_ref_, v_ref_, gamma);
       return;

@@ -32,6 +32,7 @@
 #include "common/kept_constraints.hpp"
 #include "common/length_scale.hpp"
 #include "core/natural_coordinates.hpp"
+#include "core/natural_coordinates_rows.hpp"
 
 namespace mbs::gen_alpha {
 
@@ -184,10 +185,10 @@ class GenAlphaSimulator final : public FixedStepSimulator {
     T_.setZero();
     if (stiffness) {
       if (!redundant_) {
-        nat_.add_Phi_qq_times(lambda_, T_);
+        rows::add_Phi_qq_times(nat_, lambda_, T_);
       } else {
         kc_.scatter(lambda_, mu_all_);
-        nat_.add_Phi_qq_times(mu_all_, T_);
+        rows::add_Phi_qq_times(nat_, mu_all_, T_);
       }
       if (forces_) {
         K_.setZero();

@@ -176,9 +176,9 @@ class PartitionedFormulation final : public Formulation {
   }
   std::vector<IntegratorInfo> integrators() const override {
     return {
-        {"rk4", SettingKind::kFixedStep, 0.5, 1e-5, "classical Runge-Kutta, fixed step"},
-        {"dopri5", SettingKind::kTolerance, 1e-2, 1e-13, "Dormand-Prince 5(4), adaptive (ARKODE's table)"},
-        {"fehlberg8", SettingKind::kTolerance, 1e-2, 1e-13, "Fehlberg 8(7), 13 stages, adaptive (ARKODE's table)"},
+        {"rk4", SettingKind::kFixedStep, 0.5, 1e-5, "classical Runge-Kutta, fixed step", ""},
+        {"dopri5", SettingKind::kTolerance, 1e-2, 1e-13, "Dormand-Prince 5(4), adaptive (ARKODE's table)", ""},
+        {"fehlberg8", SettingKind::kTolerance, 1e-2, 1e-13, "Fehlberg 8(7), 13 stages, adaptive (ARKODE's table)", ""},
     };
   }
   Accepts accepts() const override { return {{ElementRole::kJoint, ElementRole::kForce}, {}}; }

@@ -16,6 +16,7 @@
 #include "common/sparse_natural.hpp"
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
+#include "core/natural_coordinates_rows.hpp"
 #include "penalty/linearizer.hpp"
 #include "penalty/penalty.hpp"
 
@@ -147,8 +148,8 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   // r = M q'' + Phi_q^T lambda - Q at the new time (q_new_, v_new_, a_new_).
   void residual(double h) {
     advance(h);
-    nat_.Phi(q_new_, Phi_);
-    nat_.Phi_q_dot_v(q_new_, v_new_, Phi_q_dot_v_);
+    rows::Phi(nat_, q_new_, Phi_);
+    rows::Phi_q_dot_v(nat_, q_new_, v_new_, Phi_q_dot_v_);
     if constexpr (kCanSparse) {
       if (sparse_) {
         const auto& J = Phi_q_sp_->matrix();
@@ -163,7 +164,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
         return;
       }
     }
-    nat_.Phi_q(q_new_, Phi_q_);
+    rows::Phi_q(nat_, q_new_, Phi_q_);
     Phi_dot_.noalias() = Phi_q_ * v_new_;
     lambda_ = Phi_q_dot_v_ + (2.0 * kXi * kOmega) * Phi_dot_ + (kOmega * kOmega) * Phi_;
     lambda_.noalias() += Phi_q_ * a_new_;
@@ -230,12 +231,12 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
         return;
       }
     }
-    nat_.Phi_q(q_w_, G_);
+    rows::Phi_q(nat_, q_w_, G_);
     G_ += (c - 1.0) * Phi_q_;
     T_.noalias() = alpha_ * Phi_q_.transpose() * G_;
     T_.diagonal() += M_;
     mu_ = (0.25 * h * h) * lambda_c_;
-    nat_.add_Phi_qq_times(mu_, T_);
+    rows::add_Phi_qq_times(nat_, mu_, T_);
     if (nat_.has_force_elements()) {  // -dQ/dq'' = -(h^2/4 dQ/dq + h/2 dQ/dq')
       K_.setZero();
       C_.setZero();
@@ -277,7 +278,7 @@ class Penalty final : public Formulation {
     return "natural coordinates, penalty formulation (Bayo, Garcia de Jalon, Serna 1988)";
   }
   std::vector<IntegratorInfo> integrators() const override {
-    return {{"trapezoidal", SettingKind::kFixedStep, 0.05, 1e-5, "trapezoidal rule, Newton-Raphson on accelerations"}};
+    return {{"trapezoidal", SettingKind::kFixedStep, 0.05, 1e-5, "trapezoidal rule, Newton-Raphson on accelerations", ""}};
   }
   Accepts accepts() const override { return {{ElementRole::kJoint, ElementRole::kForce}, {}}; }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {

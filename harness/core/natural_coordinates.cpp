@@ -1,8 +1,8 @@
 #include "core/natural_coordinates.hpp"
+#include "core/natural_coordinates_rows.hpp"
 
 #include <fmt/format.h>
 
-#include <cstring>
 #include <stdexcept>
 
 namespace mbs {
@@ -62,130 +62,29 @@ bool NaturalCoordinates::energy_is_invariant() const {
   return true;
 }
 
-// The constraint functions below run in every formulation's hot loop: each dispatches once on the
-// dimension to a fixed-size body (2 or 3 components a combination), which the compiler unrolls.
-namespace {
-
-template <int D>
-using Vd = Eigen::Matrix<double, D, 1>;
-
-template <int D, typename Vec>
-Vd<D> eval(const Combo& d, const Vec& q) {
-  Vd<D> x = d.c;
-  for (int t = 0; t < d.n; ++t) x.noalias() += d.w[t] * q.template segment<D>(d.off[t]);
-  return x;
-}
-template <int D, typename Vec>
-Vd<D> rate(const Combo& d, const Vec& v) {
-  Vd<D> x = Vd<D>::Zero();
-  for (int t = 0; t < d.n; ++t) x.noalias() += d.w[t] * v.template segment<D>(d.off[t]);
-  return x;
-}
-
-template <int D>
-void phi(const std::vector<ConstraintRow>& rows, const Eigen::Ref<const Eigen::VectorXd>& q, Eigen::Ref<Eigen::VectorXd> out) {
-  const int nc = static_cast<int>(rows.size());
-  for (int k = 0; k < nc; ++k) {
-    const ConstraintRow& r = rows[k];
-    const Vd<D> d1 = eval<D>(r.d1, q);
-    out[k] = r.s * ((r.same ? d1.squaredNorm() : d1.dot(eval<D>(r.d2, q))) - r.c);
-  }
-}
-
-// out = 0 in one memset when contiguous, not one per column (what setZero() on a strided Ref makes of
-// it): for the small Jacobians that dominate, the calls cost more than the stores.
-inline void zero(Eigen::Ref<Eigen::MatrixXd>& out) {
-  if (out.outerStride() == out.rows()) {
-    std::memset(out.data(), 0, sizeof(double) * static_cast<size_t>(out.size()));
-    return;
-  }
-  out.setZero();
-}
-
-template <int D>
-void phi_q(const std::vector<ConstraintRow>& rows, const Eigen::Ref<const Eigen::VectorXd>& q, Eigen::Ref<Eigen::MatrixXd> out) {
-  zero(out);
-  const int nc = static_cast<int>(rows.size());
-  for (int k = 0; k < nc; ++k) {
-    const ConstraintRow& r = rows[k];
-    const Vd<D> d1 = eval<D>(r.d1, q);
-    if (r.same) {  // s d(d.d)/dq = 2 s d^T J
-      for (int t = 0; t < r.d1.n; ++t) out.row(k).template segment<D>(r.d1.off[t]) += (2.0 * r.s * r.d1.w[t]) * d1.transpose();
-      continue;
-    }
-    const Vd<D> d2 = eval<D>(r.d2, q);  // s (d2^T J1 + d1^T J2)
-    for (int t = 0; t < r.d1.n; ++t) out.row(k).template segment<D>(r.d1.off[t]) += (r.s * r.d1.w[t]) * d2.transpose();
-    for (int t = 0; t < r.d2.n; ++t) out.row(k).template segment<D>(r.d2.off[t]) += (r.s * r.d2.w[t]) * d1.transpose();
-  }
-}
-
-template <int D>
-void phi_q_times(const std::vector<ConstraintRow>& rows, const Eigen::Ref<const Eigen::VectorXd>& q,
-                 const Eigen::Ref<const Eigen::VectorXd>& v, Eigen::Ref<Eigen::VectorXd> out) {
-  const int nc = static_cast<int>(rows.size());
-  for (int k = 0; k < nc; ++k) {
-    const ConstraintRow& r = rows[k];
-    const Vd<D> d1 = eval<D>(r.d1, q), v1 = rate<D>(r.d1, v);
-    out[k] = r.same ? 2.0 * r.s * d1.dot(v1) : r.s * (v1.dot(eval<D>(r.d2, q)) + d1.dot(rate<D>(r.d2, v)));
-  }
-}
-
-template <int D>
-void phi_q_dot_v(const std::vector<ConstraintRow>& rows, const Eigen::Ref<const Eigen::VectorXd>& v,
-                 Eigen::Ref<Eigen::VectorXd> out) {
-  // Phi'' = s (d1''.d2 + 2 d1'.d2' + d1.d2''): the velocity part is 2 s d1'.d2'.
-  const int nc = static_cast<int>(rows.size());
-  for (int k = 0; k < nc; ++k) {
-    const ConstraintRow& r = rows[k];
-    const Vd<D> v1 = rate<D>(r.d1, v);
-    out[k] = 2.0 * r.s * (r.same ? v1.squaredNorm() : v1.dot(rate<D>(r.d2, v)));
-  }
-}
-
-template <int D>
-void add_phi_qq_times(const std::vector<ConstraintRow>& rows, const Eigen::Ref<const Eigen::VectorXd>& mu,
-                      Eigen::Ref<Eigen::MatrixXd> K) {
-  // d2Phi_k/dq2 = s (J1^T J2 + J2^T J1), each J a row of w_t I blocks.
-  const int nc = static_cast<int>(rows.size());
-  for (int k = 0; k < nc; ++k) {
-    const ConstraintRow& r = rows[k];
-    const Combo& d2 = r.same ? r.d1 : r.d2;
-    for (int t = 0; t < r.d1.n; ++t)
-      for (int u = 0; u < d2.n; ++u) {
-        const double x = mu[k] * r.s * r.d1.w[t] * d2.w[u];
-        for (int c = 0; c < D; ++c) {
-          K(r.d1.off[t] + c, d2.off[u] + c) += x;
-          K(d2.off[u] + c, r.d1.off[t] + c) += x;
-        }
-      }
-  }
-}
-
-}  // namespace
-
 void NaturalCoordinates::Phi(const Eigen::Ref<const Eigen::VectorXd>& q, Eigen::Ref<Eigen::VectorXd> out) const {
-  dim_ == 2 ? phi<2>(rows_, q, out) : phi<3>(rows_, q, out);
+  dim_ == 2 ? rows::phi<2>(rows_, q, out) : rows::phi<3>(rows_, q, out);
 }
 
 void NaturalCoordinates::Phi_q(const Eigen::Ref<const Eigen::VectorXd>& q, Eigen::Ref<Eigen::MatrixXd> out) const {
-  dim_ == 2 ? phi_q<2>(rows_, q, out) : phi_q<3>(rows_, q, out);
+  dim_ == 2 ? rows::phi_q<2>(rows_, q, out) : rows::phi_q<3>(rows_, q, out);
 }
 
 void NaturalCoordinates::Phi_q_times(const Eigen::Ref<const Eigen::VectorXd>& q,
                                      const Eigen::Ref<const Eigen::VectorXd>& v,
                                      Eigen::Ref<Eigen::VectorXd> out) const {
-  dim_ == 2 ? phi_q_times<2>(rows_, q, v, out) : phi_q_times<3>(rows_, q, v, out);
+  dim_ == 2 ? rows::phi_q_times<2>(rows_, q, v, out) : rows::phi_q_times<3>(rows_, q, v, out);
 }
 
 void NaturalCoordinates::Phi_q_dot_v(const Eigen::Ref<const Eigen::VectorXd>& /*q*/,
                                      const Eigen::Ref<const Eigen::VectorXd>& v,
                                      Eigen::Ref<Eigen::VectorXd> out) const {
-  dim_ == 2 ? phi_q_dot_v<2>(rows_, v, out) : phi_q_dot_v<3>(rows_, v, out);
+  dim_ == 2 ? rows::phi_q_dot_v<2>(rows_, v, out) : rows::phi_q_dot_v<3>(rows_, v, out);
 }
 
 void NaturalCoordinates::add_Phi_qq_times(const Eigen::Ref<const Eigen::VectorXd>& mu,
                                           Eigen::Ref<Eigen::MatrixXd> K) const {
-  dim_ == 2 ? add_phi_qq_times<2>(rows_, mu, K) : add_phi_qq_times<3>(rows_, mu, K);
+  dim_ == 2 ? rows::add_phi_qq_times<2>(rows_, mu, K) : rows::add_phi_qq_times<3>(rows_, mu, K);
 }
 
 Eigen::Vector3d NaturalCoordinates::angular_velocity(int body, const Eigen::Ref<const Eigen::VectorXd>& q,
