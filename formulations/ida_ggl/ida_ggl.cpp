@@ -360,7 +360,6 @@ class GglSimulator final : public Simulator {
       if (!A_) throw SolverError("ida-ggl: SUNSparseMatrix failed");
       LS_.reset(SUNLinSol_KLU(yy_.get(), A_.get(), ctx_.get()));
       if (!LS_) throw SolverError("ida-ggl: SUNLinSol_KLU failed");
-      LS_->ops->initialize = &GglSimulator::klu_initialize_keeping_analysis;
     } else {
       A_.reset(SUNDenseMatrix(n_, n_, ctx_.get()));
       if (!A_) throw SolverError("ida-ggl: SUNDenseMatrix failed");
@@ -529,17 +528,6 @@ class GglSimulator final : public Simulator {
     for (int i = 2 * nq; i < 2 * nq + nc; ++i) w[i] = h / (rtol * h * std::abs(y[i]) + m_min * atol_v);
     for (int i = 2 * nq + nc; i < 2 * nq + 2 * nc; ++i) w[i] = h / (rtol * h * std::abs(y[i]) + m_min * atol);
     return 0;
-  }
-
-  // SUNDIALS' KLU initialize (called at the first step after every IDAReInit, i.e. every run) forces
-  // a new symbolic analysis and pivoting factorization, klu_analyze and klu_factor, which allocate
-  // (28 times a 1 s run on a 10-point chain). The pattern is fixed at setup, so the analysis and the
-  // last pivot sequence stay valid: after the first run they are kept, and the run's first setup
-  // refactors on them (klu_refactor; SUNDIALS still refactors with pivoting when its rcond estimate
-  // falls below eps^(2/3)).
-  static int klu_initialize_keeping_analysis(SUNLinearSolver S) {
-    if (SUNLinSol_KLUGetNumeric(S) == nullptr) return SUNLinSolInitialize_KLU(S);
-    return SUNLS_SUCCESS;
   }
 
   // Keeps IDA's last message (no allocation: warnings can arrive during timed steps).
