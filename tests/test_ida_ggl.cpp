@@ -247,9 +247,10 @@ TEST(IdaGgl, PendulumErrorFallsWithToleranceAndMuStaysNearZero) {
 
 // The sparse path (KLU) gives the dense path's motion on a closed loop. No allocation in run() on a
 // 10-point chain (20 coordinates, where kAuto goes sparse) forced dense, nor in the residual and the
-// sparse Jacobian; on the sparse path SUNDIALS' KLU module itself allocates when its rcond estimate
-// makes it refactor with pivoting (klu_factor): 28 allocations a 1 s run here, 44 for ida-index3's
-// sparse path on the same chain (recorded, not asserted).
+// sparse Jacobian. On the sparse path SUNDIALS' KLU module allocates in run(): its initialize, called
+// after every IDAReInit, forces klu_analyze and a pivoting klu_factor (28 allocations a 1 s run
+// here, 44 for ida-index3's sparse path on the same chain; recorded, not asserted). Keeping the
+// previous run's pivots instead made n_four_bar fail at t = 0 (docs/formulations.md, ida-ggl).
 TEST(IdaGgl, SparsePathMatchesDenseAndCallbacksAllocateNothing) {
   const Model loop = testing::four_bar();
   testing::Monitor dense(loop), sparse(loop);
