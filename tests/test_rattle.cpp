@@ -14,6 +14,7 @@
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
 #include "problem/problem.hpp"
+#include "rattle/quadratic_rows.hpp"
 #include "rattle/rattle.hpp"
 #include "references/simple_pendulum.hpp"
 #include "support/alloc_counter.hpp"
@@ -53,6 +54,31 @@ TEST(RattleCompositions, SymmetricWithVanishingOddMoments) {
   EXPECT_EQ(composition("kahan-li6").gamma.size(), 9u);
   // Suzuki: gamma_1 = 1 / (4 - 4^(1/3)) = 0.41449077179437...
   EXPECT_NEAR(composition("suzuki4").gamma[0], 0.4144907717943757, 1e-15);
+}
+
+// The fixed-size path's explicit quadratics (quadratic_rows.hpp): Phi and Phi_q equal
+// NaturalCoordinates' at points off the constraints, and Phi_q is Phi's derivative (central
+// differences, exact for a quadratic up to round-off).
+TEST(RattleQuadraticRows, MatchNaturalCoordinatesAndFiniteDifferences) {
+  const Model model = testing::chain_model(2, {{1.0, Eigen::Vector3d(0.6, -0.8, 0)}});
+  const NaturalCoordinates nat(model);
+  const rattle::QuadraticRows<2, 1> quad(nat);
+  for (const Eigen::Vector2d& q : {Eigen::Vector2d(0.6, -0.8), Eigen::Vector2d(-1.7, 0.3), Eigen::Vector2d(2.5, 4.0)}) {
+    EXPECT_TRUE(quad.matches(nat, q));
+    Eigen::Matrix<double, 1, 1> phi, phi_nat, phi_p, phi_m;
+    Eigen::Matrix<double, 1, 2> G, G_fd;
+    quad.evaluate(q, phi, G);
+    nat.Phi(q, phi_nat);
+    EXPECT_NEAR(phi[0], phi_nat[0], 1e-14 * q.squaredNorm());
+    const double d = 1e-4;
+    for (int j = 0; j < 2; ++j) {
+      Eigen::Matrix<double, 1, 2> unused;
+      quad.evaluate(q + d * Eigen::Vector2d::Unit(j), phi_p, unused);
+      quad.evaluate(q - d * Eigen::Vector2d::Unit(j), phi_m, unused);
+      G_fd(0, j) = (phi_p[0] - phi_m[0]) / (2 * d);
+    }
+    EXPECT_LT((G - G_fd).cwiseAbs().maxCoeff(), 1e-10) << G << " vs " << G_fd;
+  }
 }
 
 // The largest |Phi|, |Phi_q v| and energy error of a run, with the final state; the energy error's

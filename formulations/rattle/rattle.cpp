@@ -34,11 +34,13 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common/independent_rows.hpp"
 #include "common/length_scale.hpp"
 #include "core/natural_coordinates.hpp"
+#include "rattle/quadratic_rows.hpp"
 
 namespace mbs::rattle {
 
@@ -228,6 +230,11 @@ class RattleSimulator final : public FixedStepSimulator {
 
   // Phi_ (kept rows) at q and G = Phi_q there.
   void constraints(const Vec& q, Jac& G) {
+    ++stats_.jacobian_evals;
+    if constexpr (kFixed) {
+      quad_.evaluate(q, Phi_, G);
+      return;
+    }
     if (!redundant_) {
       nat_.Phi(q, Phi_);
       nat_.Phi_q(q, G);
@@ -239,7 +246,6 @@ class RattleSimulator final : public FixedStepSimulator {
         G.row(k) = Phi_q_all_.row(rows_[k]);
       }
     }
-    ++stats_.jacobian_evals;
   }
 
   // Q(q) (no velocity dependence: see the file comment) and M^-1 Q.
@@ -251,8 +257,13 @@ class RattleSimulator final : public FixedStepSimulator {
   }
 
   static constexpr bool kFixed = NQ != Eigen::Dynamic && NR != Eigen::Dynamic;
+  struct NoQuadratics {
+    explicit NoQuadratics(const NaturalCoordinates&) {}
+  };
 
   NaturalCoordinates nat_;
+  // The fixed-size path's rows as quadratics (quadratic_rows.hpp; make_simulator checked them).
+  std::conditional_t<kFixed, QuadraticRows<NQ, NR>, NoQuadratics> quad_{nat_};
   std::vector<double> gamma_;
   std::vector<int> rows_;  // kept (independent) constraint rows
   int n_q_, n_c_, n_r_;
@@ -319,6 +330,15 @@ class Rattle final : public Formulation {
   }
 };
 
+// The fixed-size path's quadratics reproduce the model's rows at q0 and at a second, unrelated point.
+template <int NQ, int NR>
+bool quadratics_match(const Model& model) {
+  const NaturalCoordinates nat(model);
+  const QuadraticRows<NQ, NR> quad(nat);
+  const Eigen::Matrix<double, NQ, 1> q0 = model.initial_q();
+  return quad.matches(nat, q0) && quad.matches(nat, q0 + Eigen::Matrix<double, NQ, 1>::LinSpaced(0.3, 0.7));
+}
+
 }  // namespace
 
 std::unique_ptr<Simulator> make_simulator(const Model& model, const std::vector<double>& gamma, double h) {
@@ -327,7 +347,7 @@ std::unique_ptr<Simulator> make_simulator(const Model& model, const std::vector<
   if (gamma.empty()) throw SolverError("rattle: a composition needs at least one stage");
   std::vector<int> rows = independent_rows(NaturalCoordinates(model), model);
   const bool all = static_cast<int>(rows.size()) == model.nc();
-  if (all && model.nq() == 2 && model.nc() == 1)
+  if (all && model.nq() == 2 && model.nc() == 1 && quadratics_match<2, 1>(model))
     return std::make_unique<RattleSimulator<2, 1>>(model, gamma, h, std::move(rows));
   return std::make_unique<RattleSimulator<Eigen::Dynamic, Eigen::Dynamic>>(model, gamma, h, std::move(rows));
 }
