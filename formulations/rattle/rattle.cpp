@@ -65,6 +65,11 @@ namespace {
 constexpr double kPhiTol = 1e-14;  // x scale (m): |Phi|_inf at round-off
 constexpr double kStepTol = 1e-8;  // x scale (m): a Newton correction this small leaves ~1e-16 x scale
 constexpr int kMaxNewtonIterations = 20;
+// Modified Newton (dynamic sizes): corrections falling by less than kSlowRatio an iteration are
+// slow, and full Newton takes over then or after kMaxModifiedIterations.
+constexpr double kSlowRatio = 0.25;
+constexpr int kMaxModifiedIterations = 10;
+constexpr double kFloor = 1e-6;     // x kStepTol x scale (1e-14 x scale): a correction at round-off
 
 template <typename V>
 double inf_norm(const V& x) {
@@ -105,6 +110,7 @@ class RattleSimulator final : public FixedStepSimulator {
     if (n_r_ > 0) {
       constraints(q_, G_);
       MiGt_ = Minv_.asDiagonal() * G_.transpose();
+      factor_at_start();
       qt_ = q_;
       L_.setZero();
       newton(-1.0);
@@ -150,17 +156,26 @@ class RattleSimulator final : public FixedStepSimulator {
   }
 
   // Newton on Phi(qt_ - MiGt_ L) = 0 in L (start: L_). On return qk_ is the solution and Gk_, MiGtk_
-  // are at it.
-  // t_end: the stage's end time for messages (negative: the projection at t = 0).
+  // are at it. Fixed sizes: full Newton (matrix G(q^k) M^-1 G(q_n)^T, a few flops). Dynamic sizes:
+  // the dense product and LU each iteration cost most of a stage (bricard: ~70 %), so the matrix is
+  // kept at G(q_n) M^-1 G(q_n)^T, already factored by the velocity solve that ended the last stage
+  // (llt_), and only Phi is evaluated per iteration; the corrections then contract linearly, by
+  // ~|G(q_{n+1}) - G(q_n)| / |G| = O(h), so the stop is |Phi| at round-off; where they contract by
+  // less than kSlowRatio (or too many iterations), full Newton takes over.
   void newton(double t_end, size_t stage = 0) {
-    bool converged = false;
+    bool full = kFixed, converged = false, have_G = false;
+    double dq_prev = 0.0;
     for (int it = 0;; ++it) {
       qk_ = qt_;
       qk_.noalias() -= MiGt_ * L_;
-      constraints(qk_, Gk_);
-      MiGtk_ = Minv_.asDiagonal() * Gk_.transpose();
+      if (full) {
+        constraints(qk_, Gk_);
+      } else {
+        constraint_values(qk_);
+      }
+      have_G = full;
       const double phi = inf_norm(Phi_);
-      if (converged || phi <= tol_Phi_) return;
+      if (converged || phi <= tol_Phi_) break;
       if (it == kMaxNewtonIterations || !std::isfinite(phi)) {
         ++stats_.failures;
         throw SolverError(fmt::format(
@@ -169,14 +184,17 @@ class RattleSimulator final : public FixedStepSimulator {
                         : fmt::format("in stage {} of the step ending at t = {:.9g} s", stage + 1, t_end),
             it, phi, tol_Phi_));
       }
-      // d Phi / d L = -G(q^k) M^-1 G(q_n)^T.
-      A_.noalias() = Gk_ * MiGt_;
       if constexpr (kFixed) {
+        // d Phi / d L = -G(q^k) M^-1 G(q_n)^T.
+        A_.noalias() = Gk_ * MiGt_;
         A_inv_ = A_.inverse();
         dL_.noalias() = A_inv_ * Phi_;
-      } else {
+      } else if (full) {
+        A_.noalias() = Gk_ * MiGt_;
         lu_.compute(A_);
         dL_.noalias() = lu_.solve(Phi_);
+      } else {
+        dL_ = llt_.solve(Phi_);
       }
       L_ += dL_;
       ++stats_.newton_iterations;
@@ -186,7 +204,28 @@ class RattleSimulator final : public FixedStepSimulator {
         ++stats_.failures;
         throw SolverError(fmt::format("rattle: Newton's matrix G M^-1 G^T is singular at t = {:.9g} s", time()));
       }
-      converged = dq <= tol_dq_;
+      if (full) {
+        converged = dq <= tol_dq_;  // quadratic: the residual left is ~dq^2 / L, round-off
+      } else if ((it > 0 && dq > kSlowRatio * dq_prev) || it + 1 >= kMaxModifiedIterations) {
+        if (dq <= kFloor * tol_dq_) {
+          converged = true;  // at the round-off floor of Phi: nothing left to gain
+        } else {
+          full = true;
+        }
+      }
+      dq_prev = dq;
+    }
+    if (!have_G) constraints(qk_, Gk_);
+    MiGtk_ = Minv_.asDiagonal() * Gk_.transpose();
+  }
+
+  // Phi_ (kept rows) at q only.
+  void constraint_values(const Vec& q) {
+    if (!redundant_) {
+      nat_.Phi(q, Phi_);
+    } else {
+      nat_.Phi(q, Phi_all_);
+      for (int k = 0; k < n_r_; ++k) Phi_[k] = Phi_all_[rows_[k]];
     }
   }
 
@@ -205,6 +244,16 @@ class RattleSimulator final : public FixedStepSimulator {
       mu_ = llt_.solve(rhs_);
     }
     v.noalias() -= MiGt_ * mu_;
+  }
+
+  // llt_ = G_ M^-1 G_^T (the dynamic path's modified Newton uses it).
+  void factor_at_start() {
+    if constexpr (!kFixed) {
+      A_.noalias() = G_ * MiGt_;
+      llt_.compute(A_);
+      if (llt_.info() != Eigen::Success)
+        throw SolverError("rattle: G M^-1 G^T is not positive definite at the initial position");
+    }
   }
 
   // Consistent multipliers at t = 0, the first stage's warm start:
