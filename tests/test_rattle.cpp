@@ -247,6 +247,25 @@ TEST(Rattle, NewtonFailureIsASolverError) {
   }
 }
 
+// Bricard's mechanism (60 coordinates, redundant loop) takes the sparse path by default: it agrees
+// with the dense one to round-off over 0.5 s and allocates nothing in run().
+TEST(Rattle, SparseAgreesWithDenseOnBricard) {
+  const Problem p = load_problem(MBS_SOURCE_DIR "/problems/bricard.yaml");
+  ASSERT_TRUE(sparse_path(LinearAlgebra::kAuto, p.model));
+  const std::vector<double>& gamma = composition("suzuki4").gamma;
+  Recorder dense(p.model), sparse(p.model);
+  rattle::make_simulator(p.model, gamma, 0.01, LinearAlgebra::kDense)->run(0.5, &dense);
+  auto sim = rattle::make_simulator(p.model, gamma, 0.01, LinearAlgebra::kSparse);
+  sim->run(0.5, &sparse);
+  EXPECT_LT((dense.q_final - sparse.q_final).cwiseAbs().maxCoeff(), 1e-11);
+  EXPECT_LT((dense.v_final - sparse.v_final).cwiseAbs().maxCoeff(), 1e-10);
+  EXPECT_LT(sparse.max_phi, 1e-13);
+  EXPECT_LT(sparse.max_gv, 1e-11);
+  if (testing::allocation_counting_supported()) {
+    EXPECT_EQ(testing::allocations_during([&] { sim->run(0.5, nullptr); }), 0);
+  }
+}
+
 TEST(Rattle, DynamicSizePathAllocatesNothing) {
   MBS_SKIP_WITHOUT_ALLOCATION_COUNTING();
   const Problem p = load_problem(MBS_SOURCE_DIR "/problems/pinned_bar.yaml");

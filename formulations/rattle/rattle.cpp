@@ -22,6 +22,8 @@
 // than an implicit half-kick that would cost the method its explicit structure.
 // Redundant constraints: the rows chosen once at setup (common/independent_rows.hpp), as in
 // projection and gen-alpha; the dropped rows are combinations of the kept ones, so they hold too.
+// Large models without force elements (common/sparse_natural.hpp's kAuto rule, e.g. bricard):
+// G M^-1 G^T assembled on G's fixed sparse pattern and factored by its sparse LDLT.
 // Contacts: unsupported (no contact role declared). Linearization: none (the index-3 equations,
 // whose linearization alm-index3 and ida-index3 report).
 // The initial state is projected onto Phi = 0 and G v = 0 (mass-orthogonally) at t = 0, which a
@@ -85,14 +87,18 @@ class RattleSimulator final : public FixedStepSimulator {
   using JacT = Eigen::Matrix<double, NQ, NR>;
   using MatR = Eigen::Matrix<double, NR, NR>;
 
-  RattleSimulator(const Model& model, std::vector<double> gamma, double h, std::vector<int> rows)
+  RattleSimulator(const Model& model, std::vector<double> gamma, double h, std::vector<int> rows, bool sparse)
       : FixedStepSimulator(model, h), nat_(model), gamma_(std::move(gamma)), rows_(std::move(rows)), n_q_(nat_.nq()),
         n_c_(nat_.nc()), n_r_(static_cast<int>(rows_.size())), redundant_(n_r_ < n_c_),
         forces_(nat_.has_force_elements()), Minv_(nat_.M_diag().cwiseInverse()), Q_(nat_.Q()), MiQ_(n_q_),
         q0_(model.initial_q()), v0_(model.initial_v()), q_(n_q_), v_(n_q_), qt_(n_q_), vh_(n_q_), zero_v_(Vec::Zero(n_q_)),
         Phi_(n_r_), L_(n_r_), dL_(n_r_), mu_(n_r_), rhs_(n_r_), Phi_all_(n_c_), G_(n_r_, n_q_), Gk_(n_r_, n_q_),
         MiGt_(n_q_, n_r_), MiGtk_(n_q_, n_r_), Phi_q_all_(redundant_ ? n_c_ : 0, n_q_), A_(n_r_, n_r_),
-        A_inv_(n_r_, n_r_), lu_(n_r_), llt_(n_r_) {
+        A_inv_(n_r_, n_r_), lu_(n_r_), llt_(sparse ? 0 : n_r_), sparse_(sparse && n_r_ > 0) {
+    if (sparse_) {
+      G_sp_ = std::make_unique<SparseJacobian>(nat_, rows_);
+      S_sp_ = std::make_unique<SparseSchur>(*G_sp_);
+    }
     double scale = max_model_length(model);
     if (!(scale > 0.0)) scale = 0.0;
     if (q0_.size() > 0) scale = std::max(scale, q0_.cwiseAbs().maxCoeff());
@@ -194,7 +200,7 @@ class RattleSimulator final : public FixedStepSimulator {
         lu_.compute(A_);
         dL_.noalias() = lu_.solve(Phi_);
       } else {
-        dL_ = llt_.solve(Phi_);
+        solve_S(Phi_, dL_);
       }
       L_ += dL_;
       ++stats_.newton_iterations;
@@ -233,27 +239,40 @@ class RattleSimulator final : public FixedStepSimulator {
   // correction's coefficients in mu_ (the caller scales them to a multiplier).
   void project_velocity(Vec& v) {
     if (n_r_ == 0) return;
-    A_.noalias() = G_ * MiGt_;
     rhs_.noalias() = G_ * v;
     if constexpr (kFixed) {
+      A_.noalias() = G_ * MiGt_;
       mu_.noalias() = A_.inverse() * rhs_;
     } else {
-      llt_.compute(A_);
-      if (llt_.info() != Eigen::Success)
-        throw SolverError(fmt::format("rattle: G M^-1 G^T is not positive definite at t = {:.9g} s", time()));
-      mu_ = llt_.solve(rhs_);
+      factor_S();
+      solve_S(rhs_, mu_);
     }
     v.noalias() -= MiGt_ * mu_;
   }
 
-  // llt_ = G_ M^-1 G_^T (the dynamic path's modified Newton uses it).
-  void factor_at_start() {
-    if constexpr (!kFixed) {
+  // S = G_ M^-1 G_^T at q_ factored (the dynamic path: project_velocity() and the modified Newton
+  // use it): dense LLT, or on the sparse path the fixed-pattern sparse LDLT (common/sparse_natural.hpp).
+  void factor_S() {
+    bool ok;
+    if (sparse_) {
+      G_sp_->evaluate(q_);
+      ok = S_sp_->assemble_and_factorize(*G_sp_, Minv_, 0.0, 0.0);  // no regularization
+    } else {
       A_.noalias() = G_ * MiGt_;
       llt_.compute(A_);
-      if (llt_.info() != Eigen::Success)
-        throw SolverError("rattle: G M^-1 G^T is not positive definite at the initial position");
+      ok = llt_.info() == Eigen::Success;
     }
+    if (!ok) throw SolverError(fmt::format("rattle: G M^-1 G^T is not positive definite at t = {:.9g} s", time()));
+  }
+  void solve_S(const CVec& b, CVec& x) {
+    if (sparse_) {
+      S_sp_->solve(b, x);
+    } else {
+      x = llt_.solve(b);
+    }
+  }
+  void factor_at_start() {
+    if constexpr (!kFixed) factor_S();
   }
 
   // Consistent multipliers at t = 0, the first stage's warm start:
@@ -267,12 +286,11 @@ class RattleSimulator final : public FixedStepSimulator {
       for (int k = 0; k < n_r_; ++k) rhs_[k] = Phi_all_[rows_[k]];
     }
     rhs_.noalias() += G_ * MiQ_;
-    A_.noalias() = G_ * MiGt_;
     if constexpr (kFixed) {
+      A_.noalias() = G_ * MiGt_;
       mu_.noalias() = A_.inverse() * rhs_;
     } else {
-      llt_.compute(A_);  // factored by project_velocity() just before: positive definite
-      mu_ = llt_.solve(rhs_);
+      solve_S(rhs_, mu_);  // S at q_ factored by project_velocity() just before
     }
     if (!mu_.allFinite()) throw SolverError("rattle: non-finite initial multipliers");
   }
@@ -329,6 +347,11 @@ class RattleSimulator final : public FixedStepSimulator {
   MatR A_, A_inv_;
   Eigen::PartialPivLU<MatR> lu_;
   Eigen::LLT<MatR> llt_;
+  // Sparse path (large models without force elements): S = G M^-1 G^T on G's fixed pattern. G_,
+  // Gk_ stay dense (evaluating them costs little beside the dense product and LLT this replaces).
+  bool sparse_;
+  std::unique_ptr<SparseJacobian> G_sp_;
+  std::unique_ptr<SparseSchur> S_sp_;
   double tol_Phi_ = 0.0, tol_dq_ = 0.0;
 };
 
@@ -349,7 +372,7 @@ class Rattle final : public Formulation {
     for (const Composition& c : compositions()) {
       if (integrator != c.name) continue;
       if (const std::string why = unsupported_reason(model); !why.empty()) throw SolverError("rattle: " + why);
-      return make_simulator(model, c.gamma, setting);
+      return make_simulator(model, c.gamma, setting, LinearAlgebra::kAuto);
     }
     throw SolverError(fmt::format("rattle: unknown integrator '{}' (known: plain, suzuki4, kahan-li6)", integrator));
   }
@@ -390,15 +413,16 @@ bool quadratics_match(const Model& model) {
 
 }  // namespace
 
-std::unique_ptr<Simulator> make_simulator(const Model& model, const std::vector<double>& gamma, double h) {
+std::unique_ptr<Simulator> make_simulator(const Model& model, const std::vector<double>& gamma, double h, LinearAlgebra la) {
   if (!(h > 0.0) || !std::isfinite(h))
     throw SolverError(fmt::format("rattle: step size must be positive and finite, got {}", h));
   if (gamma.empty()) throw SolverError("rattle: a composition needs at least one stage");
+  const bool sparse = sparse_path(la, model);
   std::vector<int> rows = independent_rows(NaturalCoordinates(model), model);
   const bool all = static_cast<int>(rows.size()) == model.nc();
-  if (all && model.nq() == 2 && model.nc() == 1 && quadratics_match<2, 1>(model))
-    return std::make_unique<RattleSimulator<2, 1>>(model, gamma, h, std::move(rows));
-  return std::make_unique<RattleSimulator<Eigen::Dynamic, Eigen::Dynamic>>(model, gamma, h, std::move(rows));
+  if (!sparse && all && model.nq() == 2 && model.nc() == 1 && quadratics_match<2, 1>(model))
+    return std::make_unique<RattleSimulator<2, 1>>(model, gamma, h, std::move(rows), false);
+  return std::make_unique<RattleSimulator<Eigen::Dynamic, Eigen::Dynamic>>(model, gamma, h, std::move(rows), sparse);
 }
 
 MBS_REGISTER_FORMULATION(Rattle);

@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/sparse_natural.hpp"
 #include "core/formulation.hpp"
 
 namespace mbs::rattle {
@@ -18,7 +19,9 @@ struct Composition {
 };
 const std::vector<Composition>& compositions();
 
-// The RATTLE simulator with a composition of the given fractions at step h (s).
-std::unique_ptr<Simulator> make_simulator(const Model& model, const std::vector<double>& gamma, double h);
+// The RATTLE simulator with a composition of the given fractions at step h (s); kAuto: dense or
+// sparse G M^-1 G^T by model size (common/sparse_natural.hpp).
+std::unique_ptr<Simulator> make_simulator(const Model& model, const std::vector<double>& gamma, double h,
+                                          LinearAlgebra la = LinearAlgebra::kAuto);
 
 }  // namespace mbs::rattle
