@@ -6,7 +6,8 @@
 //   q_{n+1} = q_n + h v_half,                                Phi(q_{n+1}) = 0
 //   v_{n+1} = v_half + h/2 M^-1 (Q(q_{n+1}) - G(q_{n+1})^T mu),  G(q_{n+1}) v_{n+1} = 0
 // lambda by Newton on Phi(q_t - M^-1 G(q_n)^T L) = 0 in L = h^2/2 lambda (q_t the unconstrained
-// drift): its exact Jacobian is -G(q^k) M^-1 G(q_n)^T, so convergence is quadratic and the stop
+// drift): its exact Jacobian is -G(q^k) M^-1 G(q_n)^T, so convergence is quadratic (the dynamic-size
+// path first keeps the matrix at q_n, newton() says why) and the stop
 // (|Phi|_inf <= 1e-14 s, or a correction |dq|_inf <= 1e-8 s, s the model's length scale, as in
 // projection's position projection) leaves Phi at round-off. mu is one solve with G M^-1 G^T at
 // q_{n+1}. The method is symplectic, symmetric, of order 2, and keeps Phi and G v at round-off.
