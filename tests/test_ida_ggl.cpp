@@ -164,7 +164,8 @@ class MuMonitor final : public StepObserver {
       dae.nat().Phi_q(q, Phi_q);
       Eigen::VectorXd shift = Eigen::VectorXd::Zero(nq);
       for (int k = 0; k < nc; ++k) shift += Phi_q.row(dae.constraint_rows()[k]).transpose() * y[2 * nq + nc + k];
-      shift = (t - t_last) * shift.cwiseQuotient(dae.nat().M_diag());
+      shift.array() /= dae.nat().M_diag().array();
+      shift *= t - t_last;
       max_shift = std::max(max_shift, shift.cwiseAbs().maxCoeff());
     }
     t_last = t;
