@@ -1,6 +1,7 @@
 // Constraint Jacobians and derivative terms of the natural-coordinate model against finite differences.
 #include <gtest/gtest.h>
 
+#include "common/quadratic_rows.hpp"
 #include "core/natural_coordinates.hpp"
 #include "problem/problem.hpp"
 #include "support/models.hpp"
@@ -86,6 +87,41 @@ TEST_P(NaturalCoordinatesTest, EnergyOfPointMassesUnderGravity) {
 }
 
 INSTANTIATE_TEST_SUITE_P(PlanarAndSpatial, NaturalCoordinatesTest, ::testing::Values(2, 3));
+
+// The fixed-size paths' explicit quadratics (formulations/common/quadratic_rows.hpp) give every
+// constraint function of the generic row loop, to round-off, at states off the constraints: the
+// planar two-rod chain (4 coordinates, 2 rows) and a spatial pendulum (3, 1).
+template <int NQ, int NC>
+void expect_quadratics_match(const Model& model) {
+  const NaturalCoordinates nat(model);
+  const QuadraticRows<NQ, NC> quad(nat);
+  using Vec = Eigen::Matrix<double, NQ, 1>;
+  using CVec = Eigen::Matrix<double, NC, 1>;
+  for (int trial = 0; trial < 3; ++trial) {
+    const Vec q = model.initial_q() + 0.3 * Vec::Random(), v = 2.0 * Vec::Random();
+    const Eigen::VectorXd mu = Eigen::VectorXd::Random(NC);
+    SCOPED_TRACE(trial);
+    EXPECT_TRUE(quad.matches(nat, q));
+    CVec a, b;
+    Eigen::VectorXd g(NC);
+    quad.Phi_q_times(q, v, a);
+    nat.Phi_q_times(q, v, g);
+    EXPECT_LT((a - g).cwiseAbs().maxCoeff(), 1e-13);
+    quad.Phi_q_dot_v(v, b);
+    nat.Phi_q_dot_v(q, v, g);
+    EXPECT_LT((b - g).cwiseAbs().maxCoeff(), 1e-13);
+    Eigen::Matrix<double, NQ, NQ> K = Eigen::Matrix<double, NQ, NQ>::Zero();
+    Eigen::MatrixXd K_nat = Eigen::MatrixXd::Zero(NQ, NQ);
+    quad.add_Phi_qq_times(CVec(mu), K);
+    nat.add_Phi_qq_times(mu, K_nat);
+    EXPECT_LT((K - K_nat).cwiseAbs().maxCoeff(), 1e-14);
+  }
+}
+
+TEST(QuadraticRows, EqualTheGenericConstraintFunctions) {
+  expect_quadratics_match<4, 2>(two_rod_chain(2));
+  expect_quadratics_match<3, 1>(testing::chain_model(3, {{1.0, {0.6, -0.7, 0.4}}}));
+}
 
 }  // namespace
 }  // namespace mbs

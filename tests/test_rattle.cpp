@@ -14,7 +14,7 @@
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
 #include "problem/problem.hpp"
-#include "rattle/quadratic_rows.hpp"
+#include "common/quadratic_rows.hpp"
 #include "rattle/rattle.hpp"
 #include "references/simple_pendulum.hpp"
 #include "support/alloc_counter.hpp"
@@ -56,13 +56,13 @@ TEST(RattleCompositions, SymmetricWithVanishingOddMoments) {
   EXPECT_NEAR(composition("suzuki4").gamma[0], 0.4144907717943757, 1e-15);
 }
 
-// The fixed-size path's explicit quadratics (quadratic_rows.hpp): Phi and Phi_q equal
+// The fixed-size path's explicit quadratics (common/quadratic_rows.hpp): Phi and Phi_q equal
 // NaturalCoordinates' at points off the constraints, and Phi_q is Phi's derivative (central
 // differences, exact for a quadratic up to round-off).
 TEST(RattleQuadraticRows, MatchNaturalCoordinatesAndFiniteDifferences) {
   const Model model = testing::chain_model(2, {{1.0, Eigen::Vector3d(0.6, -0.8, 0)}});
   const NaturalCoordinates nat(model);
-  const rattle::QuadraticRows<2, 1> quad(nat);
+  const QuadraticRows<2, 1> quad(nat);
   for (const Eigen::Vector2d& q : {Eigen::Vector2d(0.6, -0.8), Eigen::Vector2d(-1.7, 0.3), Eigen::Vector2d(2.5, 4.0)}) {
     EXPECT_TRUE(quad.matches(nat, q));
     Eigen::Matrix<double, 1, 1> phi, phi_nat, phi_p, phi_m;

@@ -202,8 +202,8 @@ void TrapezoidalSimulator<NQ, NC>::contact_step() {
 // the current residual does not.
 template <int NQ, int NC>
 void TrapezoidalSimulator<NQ, NC>::accelerations() {
-  rows::Phi_q(nat_, q_, Phi_q_);
-  rows::Phi_q_dot_v(nat_, q_, v_, gamma_);
+  cf_.Phi_q(q_, Phi_q_);
+  cf_.Phi_q_dot_v(q_, v_, gamma_);
   T_.noalias() = alpha_acc_ * Phi_q_.transpose() * Phi_q_;
   add_contact_stiffness(alpha_acc_);
   T_.diagonal() += M_;
@@ -289,7 +289,7 @@ void TrapezoidalSimulator<NQ, NC>::impact_velocities() {
   int k = 0;
   for (int j = 0; j < nct_; ++j)
     if (in_set_[j]) set_[k++] = j;
-  rows::Phi_q(nat_, q_, Phi_q_);
+  cf_.Phi_q(q_, Phi_q_);
   T_.noalias() = kappa_ * Phi_q_.transpose() * Phi_q_;
   T_.diagonal() += M_;
   factor();

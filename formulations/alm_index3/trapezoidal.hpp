@@ -35,7 +35,7 @@
 #include "common/sparse_natural.hpp"
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
-#include "core/natural_coordinates_rows.hpp"
+#include "common/quadratic_rows.hpp"
 
 namespace mbs::alm_index3 {
 namespace {  // alm_index3.cpp alone includes this: internal linkage, as in one file
@@ -201,7 +201,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
         return;
       }
     }
-    rows::Phi_q(nat_, q, Phi_q_);
+    cf_.Phi_q(q, Phi_q_);
   }
   void jt_times(const CVec& x, Vec& y) const {  // y = Phi_q^T x
     if constexpr (kCanSparse) {
@@ -252,7 +252,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   void initial_accelerations() {
     if (forces_) nat_.Q(q_, v_, Q_);
     jacobian(q_);
-    rows::Phi_q_dot_v(nat_, q_, v_, gamma_);
+    cf_.Phi_q_dot_v(q_, v_, gamma_);
     if (sparse_) {
       sparse_tangent(alpha_acc_, 1.0, nullptr);
     } else {
@@ -295,7 +295,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     a_n_ = a_;
     c_ = q_n_ + h_ * v_n_ + h24_ * a_n_;
     q_ = q_n_ + h_ * v_n_ + (2.0 * h24_) * a_n_;  // predictor: Taylor to second order
-    rows::Phi(nat_, q_, Phi_);
+    cf_.Phi(q_, Phi_);
     for (int it = 1;; ++it) {
       jacobian(q_);
       mu_ = alpha_ * Phi_ + lambda_;
@@ -315,7 +315,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
       factor();
       solve(f_, dq_);
       q_ -= dq_;
-      rows::Phi(nat_, q_, Phi_);
+      cf_.Phi(q_, Phi_);
       lambda_ += alpha_ * Phi_;
       if constexpr (kContacts)
         for (int a = 0; a < n_active_; ++a) pi_[active_[a]] += alpha_ * gap(active_[a], q_);
@@ -352,7 +352,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
       return;
     }
     T_.noalias() = alpha_ * Phi_q_.transpose() * Phi_q_;
-    rows::add_Phi_qq_times(nat_, lambda_, T_);
+    cf_.add_Phi_qq_times(lambda_, T_);
     if (forces_) {  // -h^2/4 dQ/dq = -h^2/4 (Q_q + 2/h Q_v): stiffness and damping of the force elements
       K_.setZero();
       C_.setZero();
@@ -416,7 +416,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
       for (int a = 0; a < n_active_; ++a) add_normal(active_[a], k * normal(active_[a], v_), w_);
     solve(w_, dq_);
     v_ -= dq_;
-    rows::Phi_q_dot_v(nat_, q_, v_, r_);
+    cf_.Phi_q_dot_v(q_, v_, r_);
     j_times_add(a_, r_);
     r_ *= k;
     jt_times(r_, w_);
@@ -448,6 +448,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   int dense(int n) const { return sparse_ ? 0 : n; }
 
   NaturalCoordinates nat_;
+  ConstraintFunctions<NQ, NC> cf_{nat_};  // Phi, Phi_q, ...: explicit quadratics at fixed sizes
   bool sparse_ = false;   // Phi_q_sp_, T_sp_ instead of Phi_q_, T_ (common/sparse_natural.hpp)
   std::unique_ptr<SparseJacobian> Phi_q_sp_;
   std::unique_ptr<SparseTangent> T_sp_;

@@ -29,8 +29,8 @@
 //
 // Evaluation happens at a loaded state (load()): the NaturalCoordinates calls then go through
 // references bound once, since binding a Ref<const VectorXd> per call costs a construction and a
-// free(nullptr) in the hot loop; fixed sizes call the inline arithmetic (core/natural_coordinates_rows.hpp)
-// on their own types instead. NQ, NR are fixed for the smallest models (all rows kept),
+// free(nullptr) in the hot loop; fixed sizes evaluate the rows as explicit quadratics
+// (common/quadratic_rows.hpp) instead. NQ, NR are fixed for the smallest models (all rows kept),
 // Eigen::Dynamic otherwise; everything is sized in the constructor and nothing after it allocates.
 #pragma once
 
@@ -45,10 +45,10 @@
 #include <vector>
 
 #include "common/length_scale.hpp"
+#include "common/quadratic_rows.hpp"
 #include "common/sparse_natural.hpp"
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
-#include "core/natural_coordinates_rows.hpp"
 
 namespace mbs {
 
@@ -83,7 +83,7 @@ class KeptConstraints {
   // simulator's counters (Jacobian evaluations, projection iterations). who: the formulation's name,
   // for error messages. sparse: G and S on fixed sparse patterns (Dynamic sizes only).
   KeptConstraints(const NaturalCoordinates& nat, std::vector<int> rows, RunStats& stats, bool sparse, std::string who)
-      : nat_(&nat), stats_(&stats), who_(std::move(who)), sparse_(kDynamic && sparse), n_q_(nat.nq()),
+      : nat_(&nat), cf_(nat), stats_(&stats), who_(std::move(who)), sparse_(kDynamic && sparse), n_q_(nat.nq()),
         n_r_(static_cast<int>(rows.size())), rows_(std::move(rows)), all_rows_(n_r_ == nat.nc()),
         Minv_(nat.M_diag().cwiseInverse()), Phi_all_(nat.nc()),
         G_all_(all_rows_ || sparse_ ? 0 : nat.nc(), all_rows_ || sparse_ ? 0 : n_q_), r_(n_r_), c_(n_r_), mu_(n_r_),
@@ -146,7 +146,7 @@ class KeptConstraints {
       }
     }
     if constexpr (!kDynamic) {  // fixed sizes: the inline arithmetic on the fixed-size types
-      rows::Phi_q(*nat_, qb_, G_);
+      cf_.Phi_q(qb_, G_);
       return;
     }
     if (all_rows()) {
@@ -162,7 +162,7 @@ class KeptConstraints {
   // r = kept rows of Phi at the loaded q.
   void constraints(VecR& r) {
     if constexpr (!kDynamic) {
-      rows::Phi(*nat_, qb_, r);
+      cf_.Phi(qb_, r);
       return;
     }
     if (all_rows()) {
@@ -175,7 +175,7 @@ class KeptConstraints {
   // gamma = kept rows of d/dt(Phi_q) v at the loaded (q, v).
   void velocity_terms(VecR& gamma) {
     if constexpr (!kDynamic) {
-      rows::Phi_q_dot_v(*nat_, qb_, vb_, gamma);
+      cf_.Phi_q_dot_v(qb_, vb_, gamma);
       return;
     }
     if (all_rows()) {
@@ -346,6 +346,7 @@ class KeptConstraints {
   }
 
   const NaturalCoordinates* nat_;
+  ConstraintFunctions<NQ, NR> cf_;  // the fixed sizes' rows as quadratics (every row kept there)
   RunStats* stats_;
   std::string who_;
   bool sparse_;              // G_sp_, S_sp_ instead of G_, GMi_, S_, llt_

@@ -32,6 +32,7 @@
 #include "common/kept_constraints.hpp"
 #include "common/length_scale.hpp"
 #include "core/natural_coordinates.hpp"
+#include "common/quadratic_rows.hpp"
 #include "core/natural_coordinates_rows.hpp"
 
 namespace mbs::gen_alpha {
@@ -185,7 +186,7 @@ class GenAlphaSimulator final : public FixedStepSimulator {
     T_.setZero();
     if (stiffness) {
       if (!redundant_) {
-        rows::add_Phi_qq_times(nat_, lambda_, T_);
+        cf_.add_Phi_qq_times(lambda_, T_);
       } else {
         kc_.scatter(lambda_, mu_all_);
         rows::add_Phi_qq_times(nat_, mu_all_, T_);
@@ -238,6 +239,7 @@ class GenAlphaSimulator final : public FixedStepSimulator {
   int dense(int n) const { return sparse_ ? 0 : n; }
 
   NaturalCoordinates nat_;
+  ConstraintFunctions<NQ, NC> cf_{nat_};  // Phi, Phi_q, ...: explicit quadratics at fixed sizes
   Coefficients c_;
   bool sparse_;
   KeptConstraints<NQ, NC> kc_;  // kept (independent) constraint rows, Phi_q of them, consistent start

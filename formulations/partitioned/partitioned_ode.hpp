@@ -26,7 +26,7 @@
 #include "common/length_scale.hpp"
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
-#include "core/natural_coordinates_rows.hpp"
+#include "common/quadratic_rows.hpp"
 #include "partitioned/partition.hpp"
 
 namespace mbs::partitioned {
@@ -82,7 +82,7 @@ class PartitionedOde {
   void rhs(double t, const State& y, State& dydt) {
     coordinates(t, y);
     // w_d = Phi_d^-1 gamma_R = -c_d, so Q_d - M_d c_d = Q_d + M_d w_d.
-    rows::Phi_q_dot_v(nat_, q_, v_, gamma_);
+    cf_.Phi_q_dot_v(q_, v_, gamma_);
     if (nat_.has_force_elements()) {  // Q(q, v): split again at this state
       nat_.Q(q_, v_, Q_);
       for (int k = 0; k < n_r_; ++k) Q_d_[k] = Q_[dep_[k]];
@@ -112,7 +112,7 @@ class PartitionedOde {
     q_ = q;
     v_ = v;
     for (int k = 0; k < n_i_; ++k) y[k] = q[ind_[k]], y[n_i_ + k] = v[ind_[k]];
-    rows::Phi_q(nat_, q_, Phi_q_);
+    cf_.Phi_q(q_, Phi_q_);
     factor();
     update_ratio();
     tangent();
@@ -171,7 +171,7 @@ class PartitionedOde {
   // the solution.
   void positions(double t) {
     for (int it = 0;; ++it) {
-      rows::Phi(nat_, q_, Phi_);
+      cf_.Phi(q_, Phi_);
       for (int k = 0; k < n_r_; ++k) Phi_R_[k] = Phi_[rows_[k]];
       const double residual = n_r_ == 0 ? 0.0 : Phi_R_.cwiseAbs().maxCoeff();
       if (residual <= tol_Phi_) break;
@@ -183,7 +183,7 @@ class PartitionedOde {
             "({} iterations, |Phi| = {:.3g} m, Phi_d pivot ratio {:.3g})",
             t, it, residual, ratio_));
       }
-      rows::Phi_q(nat_, q_, Phi_q_);
+      cf_.Phi_q(q_, Phi_q_);
       factor();
       ++stats_->jacobian_evals;
       dq_d_.noalias() = lu_.solve(Phi_R_);
@@ -191,7 +191,7 @@ class PartitionedOde {
       ++stats_->newton_iterations;
       if (dq_d_.cwiseAbs().maxCoeff() <= tol_dq_) break;  // see kNewtonStep
     }
-    rows::Phi_q(nat_, q_, Phi_q_);
+    cf_.Phi_q(q_, Phi_q_);
     factor();
     ++stats_->jacobian_evals;
     update_ratio();
@@ -237,6 +237,7 @@ class PartitionedOde {
   }
 
   NaturalCoordinates nat_;
+  ConstraintFunctions<NQ, NC> cf_{nat_};  // Phi, Phi_q, ...: explicit quadratics at fixed sizes
   RunStats* stats_;
   int n_q_, n_r_, n_i_;
   VecQ M_, Q_;            // mass diagonal (kg), applied forces (N)

@@ -16,7 +16,7 @@
 #include "common/sparse_natural.hpp"
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
-#include "core/natural_coordinates_rows.hpp"
+#include "common/quadratic_rows.hpp"
 #include "penalty/linearizer.hpp"
 #include "penalty/penalty.hpp"
 
@@ -148,8 +148,8 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   // r = M q'' + Phi_q^T lambda - Q at the new time (q_new_, v_new_, a_new_).
   void residual(double h) {
     advance(h);
-    rows::Phi(nat_, q_new_, Phi_);
-    rows::Phi_q_dot_v(nat_, q_new_, v_new_, Phi_q_dot_v_);
+    cf_.Phi(q_new_, Phi_);
+    cf_.Phi_q_dot_v(q_new_, v_new_, Phi_q_dot_v_);
     if constexpr (kCanSparse) {
       if (sparse_) {
         const auto& J = Phi_q_sp_->matrix();
@@ -164,7 +164,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
         return;
       }
     }
-    rows::Phi_q(nat_, q_new_, Phi_q_);
+    cf_.Phi_q(q_new_, Phi_q_);
     Phi_dot_.noalias() = Phi_q_ * v_new_;
     lambda_ = Phi_q_dot_v_ + (2.0 * kXi * kOmega) * Phi_dot_ + (kOmega * kOmega) * Phi_;
     lambda_.noalias() += Phi_q_ * a_new_;
@@ -231,12 +231,12 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
         return;
       }
     }
-    rows::Phi_q(nat_, q_w_, G_);
+    cf_.Phi_q(q_w_, G_);
     G_ += (c - 1.0) * Phi_q_;
     T_.noalias() = alpha_ * Phi_q_.transpose() * G_;
     T_.diagonal() += M_;
     mu_ = (0.25 * h * h) * lambda_c_;
-    rows::add_Phi_qq_times(nat_, mu_, T_);
+    cf_.add_Phi_qq_times(mu_, T_);
     if (nat_.has_force_elements()) {  // -dQ/dq'' = -(h^2/4 dQ/dq + h/2 dQ/dq')
       K_.setZero();
       C_.setZero();
@@ -252,6 +252,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   int dense(int n) const { return sparse_ ? 0 : n; }  // dense matrices are empty on the sparse path
 
   NaturalCoordinates nat_;
+  ConstraintFunctions<NQ, NC> cf_{nat_};  // Phi, Phi_q, ...: explicit quadratics at fixed sizes
   bool sparse_ = false;  // Phi_q_sp_, G_sp_, T_sp_ (KLU) instead of Phi_q_, G_, T_, lu_
   std::unique_ptr<SparseJacobian> Phi_q_sp_, G_sp_;
   std::unique_ptr<SparseTangent> T_sp_;

@@ -43,7 +43,7 @@
 #include "common/independent_rows.hpp"
 #include "common/length_scale.hpp"
 #include "core/natural_coordinates.hpp"
-#include "rattle/quadratic_rows.hpp"
+#include "common/quadratic_rows.hpp"
 
 namespace mbs::rattle {
 
@@ -330,7 +330,7 @@ class RattleSimulator final : public FixedStepSimulator {
   };
 
   NaturalCoordinates nat_;
-  // The fixed-size path's rows as quadratics (quadratic_rows.hpp; make_simulator checked them).
+  // The fixed-size path's rows as quadratics (common/quadratic_rows.hpp; make_simulator checked them).
   std::conditional_t<kFixed, QuadraticRows<NQ, NR>, NoQuadratics> quad_{nat_};
   std::vector<double> gamma_;
   std::vector<int> rows_;  // kept (independent) constraint rows
