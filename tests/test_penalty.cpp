@@ -102,12 +102,15 @@ TEST(PenaltyDoublePendulum, FixedAndDynamicSizesAgreeAndEnergyErrorIsSecondOrder
   sim3->run(t_end, &mon3);
   sim2_half->run(t_end, &mon2_half);
 
-  // Same arithmetic in both code paths, and nothing leaves the plane.
+  // The same method in both code paths, and nothing leaves the plane. The fixed-size path inverts
+  // its 4 x 4 tangent in closed form where the dynamic one factors it by LU: they differ by the
+  // round-off of a tangent whose penalty alpha / m = 1e8 sets its condition number (measured
+  // 4e-12 m and 2e-11 J after 2000 steps; bounds 25x that).
   for (int point = 0; point < 2; ++point)  // m
-    EXPECT_LT((mon2.q_final.segment(2 * point, 2) - mon3.q_final.segment(3 * point, 2)).norm(), 1e-12);
+    EXPECT_LT((mon2.q_final.segment(2 * point, 2) - mon3.q_final.segment(3 * point, 2)).norm(), 1e-10);
   EXPECT_EQ(mon3.q_final[2], 0.0);
   EXPECT_EQ(mon3.q_final[5], 0.0);
-  EXPECT_NEAR(mon3.max_drift, mon2.max_drift, 1e-12);
+  EXPECT_NEAR(mon3.max_drift, mon2.max_drift, 5e-10);
 
   // Trapezoidal rule: drift 2.9e-4 J at h = 1e-3 s (energy ~18 J), a quarter of it at h / 2.
   EXPECT_LT(mon2.max_drift, 5e-4);  // J

@@ -193,7 +193,10 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
         return;
       }
     }
-    x.noalias() = lu_.solve(b);
+    if constexpr (kExplicitInverse)
+      x.noalias() = T_inv_ * b;
+    else
+      x.noalias() = lu_.solve(b);
   }
 
   // Tangent dr/dq'' = M + alpha Phi_q^T G + h^2/4 sum_k lambda_k Phi_k,qq, factorized.
@@ -244,11 +247,17 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
       T_.noalias() -= (0.25 * h * h) * K_;
       T_.noalias() -= (0.5 * h) * C_;
     }
-    lu_.compute(T_);
+    if constexpr (kExplicitInverse)
+      T_inv_ = T_.inverse();
+    else
+      lu_.compute(T_);
     ++stats_.jacobian_evals;
   }
 
   static constexpr bool kCanSparse = NQ == Eigen::Dynamic;
+  // The pendulums' tangents (at most 4 x 4): Eigen's closed-form inverse costs a fraction of a
+  // pivoted LU's call (as in alm-index3); Newton's convergence test guards its accuracy.
+  static constexpr bool kExplicitInverse = NQ != Eigen::Dynamic && NQ <= 4;
   int dense(int n) const { return sparse_ ? 0 : n; }  // dense matrices are empty on the sparse path
 
   NaturalCoordinates nat_;
@@ -270,6 +279,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   MatQQ T_;
   MatQQ K_, C_;  // dQ/dq, dQ/dq' (force elements only)
   Eigen::PartialPivLU<MatQQ> lu_;
+  MatQQ T_inv_;  // T^-1 (kExplicitInverse)
 };
 
 class Penalty final : public Formulation {
