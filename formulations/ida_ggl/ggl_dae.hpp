@@ -80,10 +80,6 @@ class GglDae {
   Eigen::VectorXd lambda_all_, mu_all_;  // the multipliers scattered onto the model's rows (dropped: 0)
   Eigen::MatrixXd Phi_q_;            // nc x nq (kept rows)
   Eigen::VectorXd tmp_n_;            // nq workspace
-  // Initial conditions: S = Phi_q M^-1 Phi_q^T and its rank-revealing factorization.
-  Eigen::MatrixXd S_;
-  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> S_cod_;
-  Eigen::VectorXd rhs_c_, proj_;
   // Second derivatives of the kept rows (constant: every row is a bilinear form):
   // d2 Phi_row / dq_i dq_j += coef, one entry per contribution (symmetric pairs listed both ways).
   struct HessEntry {

@@ -38,7 +38,9 @@
 #include <limits>
 #include <type_traits>
 
+#include "common/ida_support.hpp"
 #include "common/independent_rows.hpp"
+#include "common/kept_constraints.hpp"
 #include "common/length_scale.hpp"
 #include "core/formulation.hpp"
 #include "ida_ggl/ggl_dae.hpp"
@@ -62,14 +64,8 @@ GglDae::GglDae(const Model& model, bool sparse)
       lambda_all_(Eigen::VectorXd::Zero(nat_.nc())),
       mu_all_(Eigen::VectorXd::Zero(nat_.nc())),
       Phi_q_(nc(), nat_.nq()),
-      tmp_n_(nat_.nq()),
-      S_(nc(), nc()),
-      S_cod_(nc(), nc()),
-      rhs_c_(nc()),
-      proj_(nc()) {
+      tmp_n_(nat_.nq()) {
   for (int k = 0; k < nc(); ++k) kept_index_[rows_[k]] = k;
-  // Pivots below 1e-10 of the largest are treated as zero (a guard: redundant rows are removed).
-  S_cod_.setThreshold(1e-10);
   build_hessian_entries();
   if (sparse_) build_sparse_pattern();
 }
@@ -261,33 +257,20 @@ void GglDae::consistent_initial_conditions(Eigen::Ref<Eigen::VectorXd> y, Eigen:
   auto q = y.head(n), v = y.segment(n, n), lambda = y.segment(2 * n, m), mu = y.tail(m);
   q = nat_.model().initial_q();
   v = nat_.model().initial_v();
-  lambda.setZero();
   mu.setZero();
-
-  if (m > 0) {
-    // M is diagonal: the saddle-point matrix [M Phi_q^T; Phi_q 0] reduces to S = Phi_q M^-1 Phi_q^T.
-    kept_Phi_q(q);
-    S_.noalias() = Phi_q_ * inv_m_.asDiagonal() * Phi_q_.transpose();
-    S_cod_.compute(S_);
-
-    // Mass-orthogonal projection onto Phi_q v = 0: v <- v - M^-1 Phi_q^T p, S p = Phi_q v.
-    rhs_c_.noalias() = Phi_q_ * v;
-    proj_ = S_cod_.solve(rhs_c_);
-    v -= inv_m_.cwiseProduct(Phi_q_.transpose() * proj_);
-
-    // Index-1 (acceleration-level) saddle point: M v' + Phi_q^T lambda = Q, Phi_q v' = -d/dt(Phi_q) v
-    // gives S lambda = Phi_q M^-1 Q + d/dt(Phi_q) v.
-    nat_.Phi_q_dot_v(q, v, Phi_all_);
-    for (int k = 0; k < m; ++k) rhs_c_[k] = Phi_all_[rows_[k]];
-    nat_.Q(q, v, Q_);
-    rhs_c_.noalias() += Phi_q_ * inv_m_.cwiseProduct(Q_);
-    lambda = S_cod_.solve(rhs_c_);
-  } else {
-    nat_.Q(q, v, Q_);
-  }
-
+  // Setup only: the shared toolkit's projection of v onto Phi_q v = 0 and its index-1 accelerations
+  // and multipliers (common/kept_constraints.hpp), on the same kept rows.
+  RunStats setup_stats;
+  KeptConstraints<Eigen::Dynamic, Eigen::Dynamic> kc(nat_, rows_, setup_stats, sparse_, "ida-ggl");
+  kc.load(q, v);
+  kc.project_velocities(v);
+  kc.load(q, v);
+  nat_.Q(q, v, Q_);
+  Eigen::VectorXd a(n), lambda_kept(m);
+  kc.accelerations(Q_, a, lambda_kept);
+  lambda = lambda_kept;
   yp.head(n) = v;  // mu = 0
-  yp.segment(n, n) = inv_m_.cwiseProduct(Q_ - Phi_q_.transpose() * lambda);
+  yp.segment(n, n) = a;
   // lambda' and mu' are not determined at this level; they only seed IDA's first predictor.
   yp.tail(2 * m).setZero();
 }
@@ -297,34 +280,12 @@ void GglDae::consistent_initial_conditions(Eigen::Ref<Eigen::VectorXd> y, Eigen:
 
 namespace {
 
-struct ContextFree {
-  void operator()(std::remove_pointer_t<SUNContext> * ctx) const { SUNContext_Free(&ctx); }
-};
-struct VectorFree {
-  void operator()(std::remove_pointer_t<N_Vector> * v) const { N_VDestroy(v); }
-};
-struct MatrixFree {
-  void operator()(std::remove_pointer_t<SUNMatrix> * A) const { SUNMatDestroy(A); }
-};
-struct SolverFree {
-  void operator()(std::remove_pointer_t<SUNLinearSolver> * LS) const { SUNLinSolFree(LS); }
-};
-struct IdaFree {
-  void operator()(void* mem) const { IDAFree(&mem); }
-};
-using ContextPtr = std::unique_ptr<std::remove_pointer_t<SUNContext>, ContextFree>;
-using VectorPtr = std::unique_ptr<std::remove_pointer_t<N_Vector>, VectorFree>;
-using MatrixPtr = std::unique_ptr<std::remove_pointer_t<SUNMatrix>, MatrixFree>;
-using SolverPtr = std::unique_ptr<std::remove_pointer_t<SUNLinearSolver>, SolverFree>;
-using IdaPtr = std::unique_ptr<void, IdaFree>;
-
-// IDAGetReturnFlagName / IDAGetLinReturnFlagName return a malloc'd string.
-std::string flag_name(int flag, bool linear_solver) {
-  char* s = linear_solver ? IDAGetLinReturnFlagName(flag) : IDAGetReturnFlagName(flag);
-  std::string out = s != nullptr ? s : "?";
-  std::free(s);
-  return out;
-}
+using ida::ContextPtr;  // the SUNDIALS owners and flag names shared (common/ida_support.hpp)
+using ida::flag_name;
+using ida::IdaPtr;
+using ida::MatrixPtr;
+using ida::SolverPtr;
+using ida::VectorPtr;
 
 class GglSimulator final : public Simulator {
  public:

@@ -49,6 +49,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "common/ida_support.hpp"
 #include "common/independent_rows.hpp"
 #include "common/kept_constraints.hpp"
 #include "common/length_scale.hpp"
@@ -242,35 +243,12 @@ void Index3Dae::consistent_initial_conditions(Eigen::Ref<Eigen::VectorXd> y, Eig
 
 namespace {
 
-// RAII owners of the SUNDIALS objects.
-struct ContextFree {
-  void operator()(std::remove_pointer_t<SUNContext> * ctx) const { SUNContext_Free(&ctx); }
-};
-struct VectorFree {
-  void operator()(std::remove_pointer_t<N_Vector> * v) const { N_VDestroy(v); }
-};
-struct MatrixFree {
-  void operator()(std::remove_pointer_t<SUNMatrix> * A) const { SUNMatDestroy(A); }
-};
-struct SolverFree {
-  void operator()(std::remove_pointer_t<SUNLinearSolver> * LS) const { SUNLinSolFree(LS); }
-};
-struct IdaFree {
-  void operator()(void* mem) const { IDAFree(&mem); }
-};
-using ContextPtr = std::unique_ptr<std::remove_pointer_t<SUNContext>, ContextFree>;
-using VectorPtr = std::unique_ptr<std::remove_pointer_t<N_Vector>, VectorFree>;
-using MatrixPtr = std::unique_ptr<std::remove_pointer_t<SUNMatrix>, MatrixFree>;
-using SolverPtr = std::unique_ptr<std::remove_pointer_t<SUNLinearSolver>, SolverFree>;
-using IdaPtr = std::unique_ptr<void, IdaFree>;
-
-// IDAGetReturnFlagName / IDAGetLinReturnFlagName return a malloc'd string.
-std::string flag_name(int flag, bool linear_solver) {
-  char* s = linear_solver ? IDAGetLinReturnFlagName(flag) : IDAGetReturnFlagName(flag);
-  std::string out = s != nullptr ? s : "?";
-  std::free(s);
-  return out;
-}
+using ida::ContextPtr;  // the SUNDIALS owners and flag names shared (common/ida_support.hpp)
+using ida::flag_name;
+using ida::IdaPtr;
+using ida::MatrixPtr;
+using ida::SolverPtr;
+using ida::VectorPtr;
 
 class IdaSimulator final : public Simulator {
  public:
