@@ -442,7 +442,15 @@ void aba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, co
     } else if (nv > 0) {
       ws.U[i].noalias() = ws.IA[i] * b.S;
       const MatJ D = b.S.transpose() * ws.U[i];
-      ws.Dinv[i] = D.inverse();  // 2x2 or 3x3: closed form
+      if (nv == 2) {  // closed forms: Eigen's inverse of a runtime-size block goes through an LU
+        const double det = D(0, 0) * D(1, 1) - D(0, 1) * D(1, 0);
+        ws.Dinv[i].resize(2, 2);
+        ws.Dinv[i] << D(1, 1) / det, -D(0, 1) / det, -D(1, 0) / det, D(0, 0) / det;
+      } else if (nv == 3) {
+        ws.Dinv[i] = Mat3(D).inverse();
+      } else {
+        ws.Dinv[i] = D.inverse();
+      }
       ws.u[i].noalias() = -b.S.transpose() * ws.pA[i];
       if (b.parent < 0) continue;
       const MatS UD = ws.U[i] * ws.Dinv[i];
