@@ -1,0 +1,120 @@
+// A spatial-vector recursive multibody engine for kinematic trees (Featherstone, "Rigid Body
+// Dynamics Algorithms", 2008, ch. 2-7), in the Pinocchio style: an immutable SpatialTree built once
+// from the model's joint graph, a TreeWorkspace sized from it, and algorithms that allocate nothing.
+//
+// Frames. Every tree body has a frame whose origin is its inbound joint and whose axes coincide
+// with the model's local frame in the initial configuration (so joint coordinates are zero there:
+// angle 0, identity quaternion, slide 0). Motion vectors are [omega; v] (angular first), force
+// vectors [n; f]; a parent-to-child transform is kept as (E, r): E rotates parent coordinates into
+// child coordinates, r is the child origin in parent coordinates (X = [E 0; -E rx E]).
+//
+// Joints (the model's elements as tree joints; planar models run embedded in 3-D, z the normal):
+//   revolute    1 DOF about a fixed axis (planar: every pin, rod and spherical joint is one about z)
+//   prismatic   1 DOF along a fixed axis
+//   spherical   3 DOF (a spatial rod's: 2, below): configuration a unit quaternion (4 numbers), velocity the relative angular
+//               velocity in child coordinates (3 numbers); q' = 1/2 q (x) (0, omega)
+//   translation dim DOF: a free point mass (no joint) as a Cartesian root
+//   fixed       0 DOF (a weld)
+// A rod between point masses in space is a spherical joint of the child point at the parent end
+// without its spin: configuration the unit quaternion, velocity the 2 components of the relative
+// angular velocity normal to the rod (S = [e1 e2; 0 0] in child coordinates, e1, e2 normal to the
+// rod). The point has no inertia about the rod, so the spin moves nothing and is no coordinate: the
+// joint-space mass matrix is the physical one, positive definite, 2 DOF per spatial rod. (The child
+// frame's spin, driven by its parent's rotation, only re-labels its children's joint coordinates.)
+#pragma once
+
+#include <Eigen/Dense>
+#include <string>
+#include <vector>
+
+#include "core/model.hpp"
+
+namespace mbs::recursive {
+
+using Vec3 = Eigen::Vector3d;
+using Mat3 = Eigen::Matrix3d;
+using Vec6 = Eigen::Matrix<double, 6, 1>;
+using Mat6 = Eigen::Matrix<double, 6, 6>;
+// Joint-sized blocks: at most 3 DOF per joint, fixed maximum sizes (never allocate).
+using MatS = Eigen::Matrix<double, 6, Eigen::Dynamic, 0, 6, 3>;
+using VecJ = Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 3, 1>;
+using MatJ = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, 3, 3>;
+
+enum class JointType { kRevolute, kPrismatic, kSpherical, kTranslation, kFixed };
+const char* to_string(JointType type);
+
+struct TreeBody {
+  std::string name;          // the model's body (point mass or rigid body) this tree body is
+  std::string joint;         // the model's element that is its inbound joint ("" for a free point)
+  JointType type = JointType::kFixed;
+  int parent = -1;           // tree body index, or -1 (ground)
+  int qi = 0, nq = 0;        // configuration coordinates
+  int vi = 0, nv = 0;        // velocity coordinates
+  Vec3 axis = Vec3::UnitZ(); // revolute / prismatic
+  Vec3 p = Vec3::Zero();     // joint origin in parent coordinates (m)
+  MatS S;                    // motion subspace, child coordinates (constant for every type here)
+  Mat6 I = Mat6::Zero();     // spatial inertia about the frame origin, body coordinates
+  // Model mapping.
+  int point = -1, body = -1;  // model point index, or rigid-body index
+  Vec3 com = Vec3::Zero();     // centroid / point in body coordinates (m)
+  double mass = 0.0;           // kg
+  bool rod = false;            // a spatial rod's point: a spherical joint without spin (see above)
+  Mat3 axes = Mat3::Identity();  // rigid body: its principal axes (columns) in body coordinates
+};
+
+struct SpatialTree {
+  int dim = 3;
+  Vec3 gravity = Vec3::Zero();
+  int nq = 0, nv = 0;
+  std::vector<TreeBody> bodies;  // parents before children
+  std::vector<int> dof_parent;   // lambda over velocity DOFs (-1: none): Featherstone's expanded parent array
+  Eigen::VectorXd q0, v0;        // the model's initial state in tree coordinates
+  bool has_quaternions = false;
+  int depth = 0;                 // longest chain of bodies
+};
+
+// Builds the tree from the model's joint graph, or returns why the model is not a tree this engine
+// describes (a closed loop is named by the joint that closes it).
+std::string build_spatial_tree(const Model& model, SpatialTree& tree);
+
+// Scratch for the algorithms, sized once from the tree.
+struct TreeWorkspace {
+  TreeWorkspace(const SpatialTree& tree, bool with_mass_matrix);
+  std::vector<Mat3> E;                // parent -> child rotation
+  std::vector<Vec3> r;                // child origin in parent coordinates
+  std::vector<Vec6> v, c, a, pA;      // velocity, velocity-product acceleration, acceleration, bias force
+  std::vector<Mat6> IA;               // articulated (ABA) or composite (CRBA) inertia
+  std::vector<MatS> U;
+  std::vector<MatJ> Dinv;
+  std::vector<VecJ> u;
+  std::vector<Mat3> Rw;               // world (model local) orientation of each body
+  std::vector<Vec3> ow;               // world position of each body's origin
+  Eigen::MatrixXd H;                  // CRBA: joint-space mass matrix, then its L^T D L factors (lower triangle)
+  Eigen::VectorXd b;                  // CRBA: right-hand side
+};
+
+// Joint transforms (E, r), velocities v and velocity-product accelerations c of every body.
+void kinematics(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws);
+// Forward dynamics, qdd = FD(q, qd), gravity included: the articulated-body algorithm, O(N).
+void aba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
+         TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd);
+// The same by the composite-rigid-body algorithm, the bias by recursive Newton-Euler, and the
+// tree-sparse L^T D L factorization of H (Featherstone's LTDL, Table 6.3), O(N d^2) for depth d.
+void crba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
+          TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd);
+// The joint-space mass matrix alone (full symmetric, for tests), H(q).
+void mass_matrix(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, TreeWorkspace& ws,
+                 Eigen::MatrixXd& H);
+// q' from the velocities (quaternions: 1/2 q (x) (0, omega)).
+void configuration_rate(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                        const Eigen::Ref<const Eigen::VectorXd>& qd, Eigen::Ref<Eigen::VectorXd> qdot);
+// Renormalizes every quaternion of q.
+void normalize(const SpatialTree& tree, Eigen::Ref<Eigen::VectorXd> q);
+// The model's natural coordinates (point positions and velocities; rigid bodies' centroid and
+// principal axes) of the tree state.
+void model_state(const SpatialTree& tree, const Model& model, const Eigen::Ref<const Eigen::VectorXd>& q,
+                 const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qn,
+                 Eigen::Ref<Eigen::VectorXd> vn);
+
+}  // namespace mbs::recursive

@@ -1,0 +1,317 @@
+// Formulation "recursive" (formulations/recursive/): the spatial-vector tree engine. ABA and CRBA
+// agree on random states; both agree with the natural-coordinate formulations on a spatial chain;
+// energy drift shrinks at the method's order on a tree of every joint type; a conical pendulum keeps
+// its cone angle and a spherical pendulum passes through both poles (the quaternion configuration);
+// closed loops are refused with the loop named; run() allocates nothing.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "core/formulation.hpp"
+#include "core/natural_coordinates.hpp"
+#include "elements/fixed.hpp"
+#include "elements/prismatic.hpp"
+#include "elements/revolute.hpp"
+#include "elements/spherical.hpp"
+#include "problem/problem.hpp"
+#include "recursive/spatial_tree.hpp"
+#include "support/alloc_counter.hpp"
+#include "support/models.hpp"
+
+namespace mbs {
+namespace {
+
+using recursive::SpatialTree;
+using recursive::TreeWorkspace;
+
+const Formulation& rec() { return *Registry::instance().find("recursive"); }
+
+// A spatial chain of point masses on rods from a ground pivot at the origin, with consistent
+// initial velocities (each point moves normal to its rod relative to its parent).
+Model spatial_chain(int n, unsigned seed = 7) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<testing::ChainLink> links;
+  Eigen::Vector3d r = Eigen::Vector3d::Zero(), v = Eigen::Vector3d::Zero();
+  for (int i = 0; i < n; ++i) {
+    Eigen::Vector3d d(u(gen), -1.0 - 0.5 * std::abs(u(gen)), u(gen));
+    d *= (0.5 + 0.1 * (i % 5)) / d.norm();
+    const Eigen::Vector3d w(u(gen), u(gen), u(gen));
+    r += d;
+    v += w.cross(d);
+    links.push_back({1.0 / (1 + 0.3 * (i % 4)), r, v});
+  }
+  return testing::chain_model(3, links);
+}
+
+Model three_link_chain() { return spatial_chain(3); }
+
+RigidBody box(const std::string& name, double mass, const Eigen::Vector3d& edges, const Eigen::Vector3d& r0,
+              const Eigen::Matrix3d& R0, const Eigen::Vector3d& v0, const Eigen::Vector3d& w0) {
+  RigidBody b;
+  b.name = name;
+  b.mass = mass;
+  b.second_moments = mass / 12.0 * edges.cwiseProduct(edges);
+  b.r0 = r0;
+  b.v0 = v0;
+  b.R0 = R0;
+  b.omega0 = w0;
+  b.length_scale = edges.maxCoeff();
+  b.frame_centroid = Eigen::Vector3d::Zero();
+  b.frame_axes = Eigen::Matrix3d::Identity();
+  return b;
+}
+
+Anchor ground(const Eigen::Vector3d& at) {
+  Anchor a;
+  a.at = at;
+  return a;
+}
+// Anchor on body k at the world point x (t = 0).
+Anchor on(const Model& m, int k, const Eigen::Vector3d& x) {
+  Anchor a;
+  a.point = kNoPoint;
+  a.body = k;
+  a.at = m.bodies[k].R0.transpose() * (x - m.bodies[k].r0);
+  return a;
+}
+Anchor point(int p) {
+  Anchor a;
+  a.point = p;
+  return a;
+}
+
+// A tree of every joint type: ground -revolute- B1 -spherical- B2 -prismatic- B3 -rod- P, a box
+// B4 welded to B1, and a free point F. (Initial velocities need not satisfy the joints: the tree
+// takes their joint components.)
+Model mixed_tree(bool with_rod = true) {
+  Model m;
+  m.dim = 3;
+  m.basis = Eigen::Matrix3d::Identity();
+  m.gravity = Eigen::Vector3d(0, -9.81, 0);
+  const Eigen::Matrix3d R2 = Eigen::AngleAxisd(0.7, Eigen::Vector3d(1, 2, 3).normalized()).toRotationMatrix();
+  const Eigen::Matrix3d R3 = Eigen::AngleAxisd(-0.4, Eigen::Vector3d(0, 1, 1).normalized()).toRotationMatrix();
+  m.bodies.push_back(box("B1", 1.0, {0.1, 0.6, 0.1}, {0, -0.3, 0}, Eigen::Matrix3d::Identity(), {0, 0, 0}, {0.5, 0, 0.15}));
+  m.bodies.push_back(box("B2", 0.5, {0.2, 0.2, 0.4}, {0.1, -0.8, 0.15}, R2, {0.3, 0, 0}, {0.3, -0.5, 0.8}));
+  m.bodies.push_back(box("B3", 0.3, {0.1, 0.3, 0.1}, {0.3, -1.0, 0.2}, R2, {0, 0, 0}, {0, 0, 0}));
+  m.bodies.push_back(box("B4", 0.2, {0.2, 0.1, 0.1}, {0.15, -0.2, 0.0}, R3, {0, 0, 0}, {0, 0, 0}));
+  m.points.push_back({"P", 0.4, Eigen::Vector3d(0.6, -1.5, 0.1), Eigen::Vector3d(0.2, 0.1, -0.3)});
+  m.points.push_back({"F", 0.1, Eigen::Vector3d(1.0, 1.0, 1.0), Eigen::Vector3d(0.5, 2.0, 0.0)});
+  auto rj = std::make_shared<RevoluteJoint>();
+  rj->name = "hinge";
+  rj->a = ground({0, 0, 0});
+  rj->b = on(m, 0, {0, 0, 0});
+  rj->axis = Eigen::Vector3d(1, 0, 0.3).normalized();
+  auto sj = std::make_shared<SphericalJoint>();
+  sj->name = "ball";
+  sj->a = on(m, 0, {0, -0.6, 0});
+  sj->b = on(m, 1, {0, -0.6, 0});
+  auto pj = std::make_shared<PrismaticJoint>();
+  pj->name = "slider";
+  pj->a = on(m, 1, {0.2, -0.9, 0.2});
+  pj->b = on(m, 2, {0.3, -1.0, 0.2});
+  pj->axis = Eigen::Vector3d(0.1, -0.1, 0.0).normalized();
+  auto fj = std::make_shared<FixedJoint>();
+  fj->name = "weld";
+  fj->a = on(m, 0, {0.1, -0.2, 0});
+  fj->b = on(m, 3, {0.1, -0.2, 0});
+  auto rod = std::make_shared<Rod>();
+  rod->name = "rod";
+  rod->a = on(m, 2, {0.3, -1.1, 0.2});
+  rod->b = point(0);
+  rod->length = (Eigen::Vector3d(0.6, -1.5, 0.1) - Eigen::Vector3d(0.3, -1.1, 0.2)).norm();
+  m.elements = {rj, sj, pj, fj};
+  if (with_rod) m.elements.push_back(rod);
+  return m;
+}
+
+// Random states (unit quaternions, velocities in [-2, 2]).
+void random_state(const SpatialTree& tree, std::mt19937& gen, Eigen::VectorXd& q, Eigen::VectorXd& v) {
+  std::normal_distribution<double> n(0.0, 1.0);
+  q.resize(tree.nq);
+  v.resize(tree.nv);
+  for (int i = 0; i < tree.nq; ++i) q[i] = n(gen);
+  for (int i = 0; i < tree.nv; ++i) v[i] = 2.0 * n(gen);
+  recursive::normalize(tree, q);
+}
+
+double max_abs_diff_aba_crba(const Model& m, int samples) {
+  SpatialTree tree;
+  EXPECT_EQ(recursive::build_spatial_tree(m, tree), "");
+  TreeWorkspace ws(tree, true);
+  std::mt19937 gen(3);
+  Eigen::VectorXd q, v, a1(tree.nv), a2(tree.nv);
+  double worst = 0.0;
+  for (int s = 0; s < samples; ++s) {
+    random_state(tree, gen, q, v);
+    recursive::aba(tree, q, v, ws, a1);
+    recursive::crba(tree, q, v, ws, a2);
+    worst = std::max(worst, (a1 - a2).cwiseAbs().maxCoeff() / std::max(1.0, a1.cwiseAbs().maxCoeff()));
+  }
+  return worst;
+}
+
+TEST(Recursive, AbaAndCrbaAgreeOnRandomStates) {
+  const double chain = max_abs_diff_aba_crba(three_link_chain(), 100);
+  const double mixed = max_abs_diff_aba_crba(mixed_tree(), 100);
+  const double long_chain = max_abs_diff_aba_crba(spatial_chain(60), 20);
+  RecordProperty("chain", std::to_string(chain));
+  RecordProperty("mixed", std::to_string(mixed));
+  EXPECT_LT(chain, 1e-12);
+  EXPECT_LT(mixed, 1e-12);
+  EXPECT_LT(long_chain, 1e-9);
+  std::printf("ABA vs CRBA, max |dqdd| / max(1, |qdd|): spatial 3-link chain %.2e, mixed tree %.2e, 60-link spatial chain %.2e\n",
+              chain, mixed, long_chain);
+}
+
+TEST(Recursive, MassMatrixIsTheKineticEnergysHessian) {
+  // 1/2 v^T H v equals the natural coordinates' kinetic energy of the same state (a spatial rod's
+  // joint has no spin coordinate, so there is no fictitious energy either).
+  const Model m = mixed_tree();
+  SpatialTree tree;
+  ASSERT_EQ(recursive::build_spatial_tree(m, tree), "");
+  TreeWorkspace ws(tree, true);
+  const NaturalCoordinates nat(m);
+  std::mt19937 gen(5);
+  Eigen::VectorXd q, v, qn(m.nq()), vn(m.nq());
+  Eigen::MatrixXd H;
+  for (int s = 0; s < 20; ++s) {
+    random_state(tree, gen, q, v);
+    recursive::mass_matrix(tree, q, ws, H);
+    recursive::model_state(tree, m, q, v, ws, qn, vn);
+    EXPECT_NEAR(0.5 * v.dot(H * v), nat.kinetic_energy(vn), 1e-12 * (1 + nat.kinetic_energy(vn)));
+  }
+}
+
+class FinalState final : public StepObserver {
+ public:
+  explicit FinalState(const Model& m) : nat(m) {}
+  void on_step(double, const Eigen::VectorXd& q, const Eigen::VectorXd& v) override {
+    this->q = q;
+    this->v = v;
+    const double e = nat.energy(q, v);
+    if (!have_e0) {
+      e0 = e;
+      have_e0 = true;
+    }
+    max_drift = std::max(max_drift, std::abs(e - e0));
+  }
+  NaturalCoordinates nat;
+  Eigen::VectorXd q, v;
+  double e0 = 0, max_drift = 0;
+  bool have_e0 = false;
+};
+
+TEST(Recursive, SpatialThreeLinkChainAgreesWithNaturalCoordinates) {
+  const Model m = three_link_chain();
+  FinalState ref(m);
+  Registry::instance().find("projection")->create(m, "fehlberg8-fixed", 1e-3)->run(1.0, &ref);
+  for (const char* integrator : {"aba-fehlberg8", "crba-fehlberg8"}) {
+    FinalState s(m);
+    rec().create(m, integrator, 1e-13)->run(1.0, &s);
+    const double err = (s.q - ref.q).cwiseAbs().maxCoeff();
+    std::printf("%s against projection/fehlberg8-fixed (h = 1e-3 s), 1 s: %.2e m\n", integrator, err);
+    EXPECT_LT(err, 1e-9) << integrator;
+  }
+}
+
+// Drift over the run at h and h/2: the ratio of a 4th-order method is ~16.
+TEST(Recursive, EnergyDriftShrinksAtTheMethodsOrder) {
+  for (const Model& m : {mixed_tree(), spatial_chain(5)}) {
+    for (const char* integrator : {"aba-rk4", "crba-rk4"}) {
+      double drift[2];
+      for (int k = 0; k < 2; ++k) {
+        FinalState s(m);
+        rec().create(m, integrator, 4e-3 / (1 << k))->run(2.0, &s);
+        drift[k] = s.max_drift;
+      }
+      const double order = std::log2(drift[0] / drift[1]);
+      std::printf("%s, %zu bodies: max energy drift %.2e J at h = 4e-3 s, %.2e J at 2e-3 s: order %.2f\n", integrator,
+                  m.points.size() + m.bodies.size(), drift[0], drift[1], order);
+      EXPECT_GT(order, 3.5) << integrator;
+      EXPECT_LT(order, 4.5) << integrator;
+    }
+  }
+}
+
+// A point on a rod of length L at cone angle alpha, moving on the horizontal circle at
+// omega^2 = g / (L cos alpha): the cone angle must stay alpha.
+TEST(Recursive, ConicalPendulumKeepsItsConeAngle) {
+  const double L = 1.0, alpha = M_PI / 3, g = 9.81;
+  const double w = std::sqrt(g / (L * std::cos(alpha))), rho = L * std::sin(alpha);
+  const Model m = testing::chain_model(3, {{1.0, Eigen::Vector3d(rho, -L * std::cos(alpha), 0), Eigen::Vector3d(0, 0, w * rho)}});
+  class Cone final : public StepObserver {
+   public:
+    void on_step(double, const Eigen::VectorXd& q, const Eigen::VectorXd&) override {
+      err = std::max(err, std::abs(std::acos(-q[1] / q.norm()) - M_PI / 3));
+    }
+    double err = 0.0;
+  };
+  double err[2];
+  for (int k = 0; k < 2; ++k) {
+    Cone c;
+    rec().create(m, "aba-rk4", 0.02 / (1 << k))->run(100.0, &c);
+    err[k] = c.err;
+  }
+  Cone tight;
+  rec().create(m, "aba-fehlberg8", 1e-11)->run(100.0, &tight);
+  std::printf("conical pendulum, 100 s (%.0f turns): max cone-angle error rk4 h = 0.02: %.2e, h = 0.01: %.2e rad (order %.2f); fehlberg8 tol 1e-11: %.2e rad\n",
+              100 * w / (2 * M_PI), err[0], err[1], std::log2(err[0] / err[1]), tight.err);
+  EXPECT_GT(std::log2(err[0] / err[1]), 3.5);
+  EXPECT_LT(tight.err, 1e-8);
+}
+
+// Released at the bottom fast enough to go over the top: it passes straight down and straight up
+// (the poles where Euler angles or spherical coordinates are singular), in the plane and out of it.
+TEST(Recursive, SphericalPendulumPassesThroughThePoles) {
+  for (const double vz : {0.0, 0.4}) {
+    const Model m = testing::chain_model(3, {{1.0, Eigen::Vector3d(0, -1, 0), Eigen::Vector3d(7.0, 0, vz)}});
+    class Top final : public StepObserver {
+     public:
+      void on_step(double, const Eigen::VectorXd& q, const Eigen::VectorXd&) override { highest = std::max(highest, q[1]); }
+      double highest = -1;
+    };
+    FinalState ref(m);
+    Registry::instance().find("projection")->create(m, "fehlberg8-fixed", 5e-4)->run(3.0, &ref);
+    for (const char* integrator : {"aba-fehlberg8", "crba-dopri5"}) {
+      FinalState s(m);
+      rec().create(m, integrator, 1e-12)->run(3.0, &s);
+      const double err = (s.q - ref.q).cwiseAbs().maxCoeff();
+      std::printf("over the top (vz = %.1f), %s, 3 s: %.2e m from projection/fehlberg8-fixed, energy drift %.2e J\n", vz,
+                  integrator, err, s.max_drift);
+      EXPECT_LT(err, 1e-8) << integrator;
+      EXPECT_LT(s.max_drift, 1e-8) << integrator;
+    }
+    Top top;
+    rec().create(m, "aba-rk4", 1e-3)->run(3.0, &top);
+    EXPECT_GT(top.highest, 0.99999);  // no angular momentum about the vertical: a vertical plane through both poles
+  }
+}
+
+TEST(Recursive, ClosedLoopsAndFreeBodiesAreUnsupportedWithTheReason) {
+  const std::string loop = rec().unsupported_reason(testing::four_bar());
+  EXPECT_NE(loop.find("closed loop"), std::string::npos) << loop;
+  // The breadth-first search from ground places A and B (by rod0 and rocker) before it meets rod1.
+  EXPECT_NE(loop.find("joint rod1"), std::string::npos) << loop;
+  const Problem bar = load_problem(MBS_SOURCE_DIR "/problems/pinned_bar.yaml");
+  EXPECT_NE(rec().unsupported_reason(bar.model).find("closed loop"), std::string::npos);
+  const Problem wall = load_problem(MBS_SOURCE_DIR "/problems/double_pendulum_wall.yaml");
+  EXPECT_NE(rec().unsupported_reason(wall.model), "");
+  EXPECT_EQ(rec().unsupported_reason(mixed_tree()), "");
+}
+
+TEST(Recursive, DynamicSizePathsAllocateNothing) {
+  MBS_SKIP_WITHOUT_ALLOCATION_COUNTING();
+  for (const Model& m : {spatial_chain(12), mixed_tree()}) {
+    for (const char* integrator : {"aba-rk4", "aba-dopri5", "aba-fehlberg8", "crba-rk4", "crba-dopri5", "crba-fehlberg8"}) {
+      const bool rk4 = std::string(integrator).find("rk4") != std::string::npos;
+      auto sim = rec().create(m, integrator, rk4 ? 1e-3 : 1e-8);
+      sim->run(0.5, nullptr);  // warm-up
+      EXPECT_EQ(testing::allocations_during([&] { sim->run(0.5, nullptr); }), 0) << integrator;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mbs
