@@ -136,8 +136,8 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--min-time", min_time, "CPU seconds spent timing each case (default 0.3)")->check(CLI::PositiveNumber);
   app.add_option("--min-samples", min_samples,
-                 "timed samples of each case at least, whatever --min-time (default 7; the regression tests take 3: "
-                 "a case of seconds a run then costs 6 runs, not 10)")
+                 "timed samples of each case at least, whatever --min-time (default 7; the regression tests take 1: "
+                 "a case of seconds a run then costs 2 runs, not 8)")
       ->check(CLI::Range(1, 1000));
   app.add_flag("--no-timing", no_timing,
                "run and score each case once, time nothing (CPU times left empty): for instruction counts "

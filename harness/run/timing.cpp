@@ -16,16 +16,22 @@ double thread_cpu_seconds() {
 
 Timing time_calls(const std::function<void()>& fn, double min_total_s, int min_samples) {
   fn();  // warm-up: caches, lazy initialisation
+  std::vector<double> samples;
+  double total = 0.0;
   long batch = 1;
   for (;;) {
     const double t0 = thread_cpu_seconds();
     for (long i = 0; i < batch; ++i) fn();
     const double dt = thread_cpu_seconds() - t0;
-    if (dt >= 2e-3 || batch >= (1L << 30)) break;
+    if (dt >= 2e-3 || batch >= (1L << 30)) {
+      // The sizing run that settled the batch ran at it: it is the first sample (for a case of
+      // seconds, one run fewer).
+      total += dt;
+      samples.push_back(dt / batch);
+      break;
+    }
     batch = dt <= 0 ? batch * 16 : std::max(batch * 2, static_cast<long>(batch * 2.5e-3 / dt));
   }
-  std::vector<double> samples;
-  double total = 0.0;
   while ((total < min_total_s || static_cast<int>(samples.size()) < min_samples) && samples.size() < 1000) {
     const double t0 = thread_cpu_seconds();
     for (long i = 0; i < batch; ++i) fn();
