@@ -23,7 +23,7 @@
 // than an implicit half-kick that would cost the method its explicit structure.
 // Redundant constraints: the rows chosen once at setup (common/independent_rows.hpp), as in
 // projection and gen-alpha; the dropped rows are combinations of the kept ones, so they hold too.
-// Large models without force elements (common/sparse_natural.hpp's kAuto rule, e.g. bricard):
+// Large models without force elements (common/sparse_natural.hpp's kAuto rule):
 // G M^-1 G^T assembled on G's fixed sparse pattern and factored by its sparse LDLT.
 // Contacts: unsupported (no contact role declared). Linearization: none (the index-3 equations,
 // whose linearization alm-index3 and ida-index3 report).
@@ -164,7 +164,7 @@ class RattleSimulator final : public FixedStepSimulator {
 
   // Newton on Phi(qt_ - MiGt_ L) = 0 in L (start: L_). On return qk_ is the solution and Gk_, MiGtk_
   // are at it. Fixed sizes: full Newton (matrix G(q^k) M^-1 G(q_n)^T, a few flops). Dynamic sizes:
-  // the dense product and LU each iteration cost most of a stage (bricard: ~70 %), so the matrix is
+  // the dense product and LU each iteration cost most of a stage (~70 % on a closed spatial loop of rigid bodies), so the matrix is
   // kept at G(q_n) M^-1 G(q_n)^T, already factored by the velocity solve that ended the last stage
   // (llt_), and only Phi is evaluated per iteration; the corrections then contract linearly, by
   // ~|G(q_{n+1}) - G(q_n)| / |G| = O(h), so the stop is |Phi| at round-off; where they contract by
