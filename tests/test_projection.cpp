@@ -91,7 +91,7 @@ TEST(Dop853, GlobalErrorFallsAtEighthOrder) {
     void rhs(double /*t*/, const State& y, State& dydt) const { dydt << y[1], -std::sin(y[0]); }
   };
   AngleOde ode;
-  projection::FixedButcherRk<AngleOde> rk(ode, ButcherTable::dop853());
+  FixedButcherRk<AngleOde> rk(ode, ButcherTable::dop853());
   RunStats stats;
   auto solve = [&](double h) {
     AngleOde::State y(2.0, 0.0);

@@ -187,4 +187,50 @@ class EmbeddedRk {
   bool have_k0_ = false;
 };
 
+// Fixed-step explicit Runge-Kutta with the propagating weights b of a Butcher table (e.g. the
+// 8th-order weights of ARKODE's Fehlberg 8(7) table at a fixed step); no error estimate. All stages
+// are evaluated at every step (no FSAL reuse: neither Fehlberg 8(7) nor DOP853's 8th-order part is
+// FSAL). Only the nonzero coefficients are kept (a third of DOP853's and Fehlberg's are zero), in
+// the order the stages use them, so a stage is a run of axpys without tests.
+template <class Ode>
+class FixedButcherRk {
+ public:
+  using State = typename Ode::State;
+  FixedButcherRk(Ode& ode, const ButcherTable& table)
+      : ode_(ode), s_(table.stages), c_(table.c), k_(table.stages, State::Zero(ode.size())), ytmp_(ode.size()) {
+    first_.push_back(0);
+    for (int i = 0; i < s_; ++i) {
+      for (int j = 0; j < i; ++j)
+        if (const double a = table.A[i * s_ + j]; a != 0.0) a_.push_back({j, a});
+      first_.push_back(static_cast<int>(a_.size()));
+    }
+    for (int i = 0; i < s_; ++i)
+      if (table.b[i] != 0.0) b_.push_back({i, table.b[i]});
+  }
+
+  void step(double t, double h, State& y, RunStats& stats) {
+    ode_.rhs(t, y, k_[0]);
+    for (int i = 1; i < s_; ++i) {
+      ytmp_ = y;
+      for (int n = first_[i], end = first_[i + 1]; n < end; ++n) ytmp_ += (h * a_[n].a) * k_[a_[n].j];
+      ode_.rhs(t + c_[i] * h, ytmp_, k_[i]);
+    }
+    for (const Coefficient& b : b_) y += (h * b.a) * k_[b.j];
+    stats.rhs_evals += s_;
+  }
+
+ private:
+  struct Coefficient {
+    int j;
+    double a;
+  };
+  Ode& ode_;
+  int s_;
+  std::vector<double> c_;
+  std::vector<Coefficient> a_, b_;  // nonzero a_ij by stage (first_[i] .. first_[i + 1]), nonzero b_j
+  std::vector<int> first_;
+  std::vector<State> k_;
+  State ytmp_;
+};
+
 }  // namespace mbs
