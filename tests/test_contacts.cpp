@@ -1,6 +1,8 @@
-// Frictionless point-plane contacts (Model::contacts) in the two formulations that handle them:
+// Frictionless point-plane contacts (Model::contacts) in the formulations that handle them:
 // alm-index3/trapezoidal (impulses at the end of a located sub-step, positions projected onto the
-// plane) and minimal (event location by re-integration, Newton's impact law in joint coordinates).
+// plane), minimal (event location by re-integration, Newton's impact law in joint coordinates) and
+// projection / unprojected (the same events, common/contact_events.hpp, with the impact law through
+// the joints' constrained inverse mass in natural coordinates).
 // Physics checks with exact answers: a free point bouncing on a floor, a pendulum hitting a wall at
 // its lowest point; then the double pendulum against a wall (problems/double_pendulum_wall.yaml):
 // both formulations against a tight-tolerance reference, energy never gained at an impact,
@@ -36,6 +38,13 @@ class ContactLog final : public StepObserver {
     r.q = q;
     r.v = v;
     r.energy = nat_.energy(q, v);
+    if (model_->nc() > 0) {
+      Eigen::VectorXd Phi(model_->nc()), Phi_q_v(model_->nc());
+      nat_.Phi(q, Phi);
+      nat_.Phi_q_times(q, v, Phi_q_v);
+      r.Phi = Phi.cwiseAbs().maxCoeff();
+      r.Phi_q_v = Phi_q_v.cwiseAbs().maxCoeff();
+    }
     for (const PlaneContact* c : plane_contacts(*model_)) {
       r.gap.push_back(c->gap(*model_, q));
       r.vn.push_back(c->normal_velocity(*model_, v));
@@ -44,6 +53,7 @@ class ContactLog final : public StepObserver {
   }
   struct Row {
     double t = 0.0, energy = 0.0;
+    double Phi = 0.0, Phi_q_v = 0.0;  // |Phi|_inf (m), |Phi_q v|_inf (m/s): the joints
     Eigen::VectorXd q, v;
     std::vector<double> gap, vn;
   };
@@ -66,6 +76,16 @@ class ContactLog final : public StepObserver {
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;
+  }
+  double max_Phi() const {
+    double p = 0.0;
+    for (const Row& r : rows) p = std::max(p, r.Phi);
+    return p;
+  }
+  double max_Phi_q_v() const {
+    double p = 0.0;
+    for (const Row& r : rows) p = std::max(p, r.Phi_q_v);
+    return p;
   }
   double max_penetration() const {
     double p = 0.0;
@@ -209,6 +229,8 @@ const std::vector<Setting> kBounceSettings = {
     {"minimal", "rk4", 1e-3},         {"minimal", "rk4", 1e-2},          {"minimal", "dopri5", 1e-8},
     {"minimal", "dopri5", 1e-4},      {"minimal", "fehlberg8", 1e-10},   {"alm-index3", "trapezoidal", 1e-3},
     {"alm-index3", "trapezoidal", 1e-2},
+    {"projection", "rk4", 1e-3},      {"projection", "dopri5", 1e-8},    {"projection", "dop853-fixed", 1e-2},
+    {"unprojected", "dopri5", 1e-8},
 };
 std::string setting_name(const ::testing::TestParamInfo<Setting>& info) {
   std::string n = info.param.name() + "_" + std::to_string(info.index);
@@ -350,11 +372,20 @@ TEST_P(DoublePendulumWallCase, AgreesWithReferenceAndNeverGainsEnergyAtImpacts) 
   // Final energy (after 5 impacts) against the reference, and the penetration metric.
   EXPECT_NEAR(log.rows.back().energy, ref.rows.back().energy, s.formulation == "alm-index3" ? 1e-5 : 1e-7);
   EXPECT_LT(log.max_penetration(), 1e-9);
+  // The rods hold through the impacts: exactly in joint coordinates; to the position projection's
+  // round-off in natural coordinates, whose impulses act through the joints' constrained inverse mass.
+  if (s.formulation == "minimal" || s.formulation == "projection") {
+    EXPECT_LT(log.max_Phi(), 1e-12);
+    EXPECT_LT(log.max_Phi_q_v(), 1e-12);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, DoublePendulumWallCase,
                          ::testing::Values(Setting{"alm-index3", "trapezoidal", 1e-3}, Setting{"minimal", "rk4", 1e-3},
-                                           Setting{"minimal", "dopri5", 1e-8}),
+                                           Setting{"minimal", "dopri5", 1e-8}, Setting{"projection", "rk4", 1e-3},
+                                           Setting{"projection", "dopri5", 1e-8},
+                                           Setting{"projection", "dop853-fixed", 1e-2},
+                                           Setting{"unprojected", "dopri5", 1e-9}),
                          setting_name);
 
 // ---------------------------------------------------------------------------------------------
@@ -373,7 +404,8 @@ TEST(Contacts, UntouchedPlaneChangesNothing) {
                                         [](const auto& e) { return e->role() == ElementRole::kContact; }),
                          without.elements.end());
   for (const Setting& s : {Setting{"minimal", "rk4", 1e-2}, Setting{"minimal", "dopri5", 1e-7},
-                           Setting{"alm-index3", "trapezoidal", 1e-2}}) {
+                           Setting{"alm-index3", "trapezoidal", 1e-2}, Setting{"projection", "rk4", 1e-2},
+                           Setting{"projection", "dopri5", 1e-7}}) {
     auto a = create(with, s), b = create(without, s);
     ASSERT_NE(a, nullptr);
     ContactLog la(with), lb(without);
@@ -392,7 +424,9 @@ TEST(Contacts, RunAllocatesNothingAfterSetup) {
   MBS_SKIP_WITHOUT_ALLOCATION_COUNTING();
   const Model dp = double_pendulum_wall(), ball = falling_point(0.5);
   for (const Setting& s : {Setting{"alm-index3", "trapezoidal", 1e-3}, Setting{"minimal", "rk4", 1e-3},
-                           Setting{"minimal", "dopri5", 1e-8}, Setting{"minimal", "fehlberg8", 1e-8}}) {
+                           Setting{"minimal", "dopri5", 1e-8}, Setting{"minimal", "fehlberg8", 1e-8},
+                           Setting{"projection", "rk4", 1e-3}, Setting{"projection", "dopri5", 1e-8},
+                           Setting{"projection", "dop853-fixed", 1e-2}, Setting{"unprojected", "dopri5", 1e-8}}) {
     for (const Model* m : {&dp, &ball}) {
       auto sim = create(*m, s);
       ASSERT_NE(sim, nullptr);

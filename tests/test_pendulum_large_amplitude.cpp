@@ -52,9 +52,11 @@ TEST_P(LargeAmplitude, TunedSettingReproducesThePublishedTable) {
   }
   EXPECT_EQ(row.status, CaseStatus::kPass) << row.message;
   expect_published_table(row);
-  // Tuned to the energy rule (5e-6 J): the period after 10 swings is then within 1e-4 s of exact,
-  // up to the Hermite sampling error of the coarsest steps (fehlberg8, ~0.15 s: ~3e-5 s).
-  EXPECT_NEAR(row.score.checks[2].value, row.score.checks[2].target, 1e-4);
+  // Tuned to the energy rule (5e-6 J): the period after 10 swings is then within 2e-4 s of exact
+  // (8e-6 relative, against the table's 5e-4), up to the Hermite sampling error of the coarsest
+  // steps between which the crossing is read (fehlberg8, ~0.15 s: ~3e-5 s; dop853-fixed at its
+  // tuned 0.161 s: 1.05e-4 s, while its energy is within 4e-6 J).
+  EXPECT_NEAR(row.score.checks[2].value, row.score.checks[2].target, 2e-4);
 }
 
 TEST_P(LargeAmplitude, PublishedStepReproducesThePublishedTable) {

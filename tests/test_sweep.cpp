@@ -37,7 +37,8 @@ std::string read(const fs::path& p) {
 
 const std::string kBench = MBS_BENCH_EXE;
 // Cheap and varied: explicit and adaptive, fixed-step with the planar pendulum's published step.
-const std::string kCases = "minimal,projection/rk4";
+// Named case by case, so that the counts below do not change when a formulation gains a case.
+const std::string kCases = "minimal/rk4,minimal/dopri5,minimal/fehlberg8,projection/rk4";
 
 // Rows of a summary.json without what differs between runs by nature (timings).
 std::vector<std::string> comparable_rows(const fs::path& summary) {

@@ -79,16 +79,20 @@ class HingeOde {
   int offset_;
 };
 
-class HingeRk4 final : public FixedStepSimulator {
+// Fixed step: Stepper is Rk4 or FixedButcherRk (the extra arguments: its table).
+template <template <class> class Stepper>
+class HingeFixed final : public FixedStepSimulator {
  public:
-  HingeRk4(const Model& model, const Hinge& hinge, double h) : FixedStepSimulator(model, h), ode_(model, hinge), rk_(ode_) {}
+  template <typename... Args>
+  HingeFixed(const Model& model, const Hinge& hinge, double h, Args&&... args)
+      : FixedStepSimulator(model, h), ode_(model, hinge), rk_(ode_, std::forward<Args>(args)...) {}
 
  private:
   void do_initialize_state() override { ode_.initial_state(y_); }
   void do_fixed_step(double h) override { rk_.step(time(), h, y_, stats_); }
   void do_model_state() override { ode_.model_state(y_, q_model_, v_model_); }
   HingeOde ode_;
-  Rk4<HingeOde> rk_;
+  Stepper<HingeOde> rk_;
   HingeOde::State y_;
 };
 
@@ -116,7 +120,9 @@ class HingeErk final : public Simulator {
 
 std::unique_ptr<Simulator> make_hinge_simulator(const Model& model, const Hinge& hinge, const std::string& integrator,
                                                 double setting) {
-  if (integrator == "rk4") return std::make_unique<HingeRk4>(model, hinge, setting);
+  if (integrator == "rk4") return std::make_unique<HingeFixed<Rk4>>(model, hinge, setting);
+  if (integrator == "dop853-fixed")
+    return std::make_unique<HingeFixed<FixedButcherRk>>(model, hinge, setting, ButcherTable::dop853());
   return std::make_unique<HingeErk>(model, hinge, ButcherTable::from_arkode(integrator), setting);
 }
 

@@ -1,11 +1,12 @@
 // Formulation "minimal": joint (minimal) coordinates from the model's joint tree, as an ODE
-// integrated by fixed-step RK4 or by adaptive embedded Runge-Kutta pairs. Frictionless point-plane
-// contacts are events: located impacts with Newton's law, persistent contacts as bilateral
-// constraints (contact_events.hpp). A model without contacts takes exactly the plain paths.
+// integrated by fixed-step RK4 or DOP853's 8th-order method, or by adaptive embedded Runge-Kutta
+// pairs. Frictionless point-plane contacts are events: located impacts with Newton's law,
+// persistent contacts as bilateral constraints (common/contact_events.hpp). A model without
+// contacts takes exactly the plain paths.
 #include <fmt/format.h>
 
+#include "common/contact_events.hpp"
 #include "common/explicit_rk.hpp"
-#include "minimal/contact_events.hpp"
 #include "core/formulation.hpp"
 #include "minimal/hinge.hpp"
 #include "minimal/joint_tree.hpp"
@@ -15,13 +16,15 @@
 namespace mbs::minimal {
 namespace {
 
-template <int N, int NQ>
-class Rk4Simulator final : public FixedStepSimulator {
+// Fixed step: Stepper is Rk4 or FixedButcherRk (the extra arguments: its table).
+template <int N, int NQ, template <class> class Stepper>
+class FixedSimulator final : public FixedStepSimulator {
  public:
   using Ode = MinimalOde<N, NQ>;
-  Rk4Simulator(const Model& model, JointTree tree, double h)
-      : FixedStepSimulator(model, h), tree_(std::move(tree)), ode_(model, tree_), rk_(ode_), y_(ode_.size()),
-        events_(ode_, model) {}
+  template <typename... Args>
+  FixedSimulator(const Model& model, JointTree tree, double h, Args&&... args)
+      : FixedStepSimulator(model, h), tree_(std::move(tree)), ode_(model, tree_), rk_(ode_, std::forward<Args>(args)...),
+        y_(ode_.size()), events_(ode_, model) {}
 
  private:
   void do_initialize_state() override {
@@ -35,30 +38,18 @@ class Rk4Simulator final : public FixedStepSimulator {
     }
     rk_.step(time(), h, y_, stats_);
   }
-  // With contacts: the fixed step is finished from each impact state, so the grid t = i h stays.
-  // (Out of line, so that the plain step above compiles as it did without contacts.)
+  // With contacts (common/contact_events.hpp). Out of line, so that the plain step above compiles as
+  // it did without contacts.
   EIGEN_DONT_INLINE void contact_step(double h) {
-    double t = time(), rest = h;
-    for (int n = 0;; ++n) {
-      if (n == kMaxEventsPerStep)
-        throw SolverError(fmt::format("minimal: more than {} impacts within the step at t = {:.9g} s", n, time()));
-      events_.begin_step(y_);
-      rk_.step(t, rest, y_, stats_);
-      const double tau = events_.end_step(t, rest, y_, [this](double t0, double dt, const State& y0, State& out) {
-        out = y0;
-        rk_.step(t0, dt, out, stats_);
-      });
-      if (tau >= rest) return;
-      t += tau;
-      rest -= tau;
-    }
+    fixed_step_with_events(events_, "minimal", time(), h, y_,
+                           [this](double t0, double dt, State& y) { rk_.step(t0, dt, y, stats_); });
   }
   void do_model_state() override { ode_.model_state(y_, q_model_, v_model_); }
 
   using State = typename Ode::State;
   JointTree tree_;
   Ode ode_;
-  Rk4<Ode> rk_;
+  Stepper<Ode> rk_;
   State y_;
   ContactEvents<Ode> events_;
 };
@@ -85,22 +76,12 @@ class ErkSimulator final : public Simulator {
     }
     rk_.step(t_, y_, t_end, stats_);
   }
-  // With contacts: a step that contains an impact ends there, and the controller restarts.
+  // With contacts (common/contact_events.hpp).
   EIGEN_DONT_INLINE void contact_step(double t_end) {
-    for (int n = 0;; ++n) {
-      if (n == kMaxEventsPerStep)
-        throw SolverError(fmt::format("minimal: more than {} impacts at t = {:.9g} s", n, t_));
-      const double t0 = t_;
-      events_.begin_step(y_);
-      rk_.step(t_, y_, t_end, stats_);
-      const double h = t_ - t0;
-      const double tau = events_.end_step(t0, h, y_, [this](double ts, double dt, const State& y0, State& out) {
-        single_.step(ts, dt, y0, out, stats_);
-      });
-      if (tau < h) t_ = t0 + tau;
-      if (events_.changed()) rk_.initialize(t_, y_, stats_);
-      if (t_ > t0) return;
-    }
+    adaptive_step_with_events(
+        events_, "minimal", t_, y_, [&] { rk_.step(t_, y_, t_end, stats_); },
+        [this](double ts, double dt, const State& y0, State& out) { single_.step(ts, dt, y0, out, stats_); },
+        [this] { rk_.initialize(t_, y_, stats_); });
   }
   double do_time() const override { return t_; }
   void do_model_state() override { ode_.model_state(y_, q_model_, v_model_); }
@@ -114,6 +95,11 @@ class ErkSimulator final : public Simulator {
   RkSingleStep<Ode> single_;
   double t_ = 0.0;
 };
+
+template <int N, int NQ>
+using Rk4Simulator = FixedSimulator<N, NQ, Rk4>;
+template <int N, int NQ>
+using Rk8Simulator = FixedSimulator<N, NQ, FixedButcherRk>;
 
 // Fixed sizes for the smallest planar systems, dynamic sizes otherwise.
 template <template <int, int> class Sim, typename... Args>
@@ -133,9 +119,12 @@ class Minimal final : public Formulation {
   }
   std::vector<IntegratorInfo> integrators() const override {
     return {
-        {"rk4", SettingKind::kFixedStep, 0.5, 1e-5, "classical Runge-Kutta, fixed step"},
-        {"dopri5", SettingKind::kTolerance, 1e-2, 1e-13, "Dormand-Prince 5(4), adaptive (ARKODE's table)"},
-        {"fehlberg8", SettingKind::kTolerance, 1e-2, 1e-13, "Fehlberg 8(7), 13 stages, adaptive (ARKODE's table)"},
+        {"rk4", SettingKind::kFixedStep, 0.5, 1e-5, "classical Runge-Kutta, fixed step", ""},
+        {"dop853-fixed", SettingKind::kFixedStep, 0.5, 1e-5,
+         "Dormand-Prince's 8th-order method of DOP853 (12 stages) at a fixed step", ""},
+        {"dopri5", SettingKind::kTolerance, 1e-2, 1e-13, "Dormand-Prince 5(4), adaptive (ARKODE's table)", ""},
+        {"fehlberg8", SettingKind::kTolerance, 1e-2, 1e-13, "Fehlberg 8(7), 13 stages, adaptive (ARKODE's table)",
+         ""},
     };
   }
   // Joint coordinates are built from the kinds themselves: only those it knows.
@@ -157,6 +146,8 @@ class Minimal final : public Formulation {
     JointTree tree;
     if (const std::string why = build_joint_tree(model, tree); !why.empty()) throw SolverError(why);
     if (integrator == "rk4") return make_sized<Rk4Simulator>(model, std::move(tree), setting);
+    if (integrator == "dop853-fixed")
+      return make_sized<Rk8Simulator>(model, std::move(tree), setting, ButcherTable::dop853());
     const ButcherTable table = ButcherTable::from_arkode(integrator);
     return make_sized<ErkSimulator>(model, std::move(tree), table, setting);
   }

@@ -2,15 +2,17 @@
 //   q = g(theta), v = R(theta) theta_dot, a = R theta_ddot + c(theta, theta_dot)
 //   (R^T M R) theta_ddot = R^T (Q - M c)
 // Closed (persistent) contacts add bilateral constraints at acceleration level, see the contact
-// section below and contact_events.hpp.
+// section below and common/contact_events.hpp.
 // N (joint coordinates) and NQ (natural coordinates) are fixed for small models so that the
 // right-hand side runs on the stack; Eigen::Dynamic otherwise (sized once at construction).
 #pragma once
 
 #include <Eigen/Dense>
+#include <array>
 #include <cmath>
 #include <vector>
 
+#include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
 #include "common/contact_lcp.hpp"
 #include "minimal/joint_tree.hpp"
@@ -33,6 +35,15 @@ class MinimalOde {
         closed_(nct_, 0), closed_idx_(nct_, 0), cG_(nct_, n_), cY_(n_, nct_), cD_(nct_, nct_), cb_(nct_),
         cx_(nct_), cforce_(nct_), ctmp_(n_), cdy_(2 * n_), lcp_(nct_) {
     contacts_ = contact_rows(model);
+    if constexpr (kFixed) {  // the sizes make_sized() fixes belong to planar trees of rods only
+      for (int i = 0; i < N; ++i) {
+        const Link& l = tree.links[i];
+        if (l.free || dim_ != 2 || static_cast<int>(tree.links.size()) != N)
+          throw SolverError("minimal: the fixed-size path takes planar rods only");
+        rods_[i] = {2 * l.point, l.parent == kGround ? -1 : 2 * l.parent, l.dof, l.anchor, l.length * tree.down,
+                    l.length * tree.side};
+      }
+    }
     // With every link hanging from ground (or free), R^T M R does not depend on theta:
     // each column of R is L du/dtheta with |du/dtheta| = 1, and distinct links touch distinct points.
     constant_mass_ = true;
@@ -83,17 +94,17 @@ class MinimalOde {
     // Through work arrays: a product of expressions would make Eigen allocate a temporary.
     w.f = Q_ - m_.cwiseProduct(w.c);
     w.Qbar.noalias() = w.R.transpose() * w.f;
-    dydt.head(n_) = y.tail(n_);
+    angles(dydt) = rates(y);
     if (constant_mass_) {  // factored once at setup
       if constexpr (N == 1) dydt[1] = w.Qbar[0] * inv_mass_;
-      else dydt.tail(n_) = mass_llt_.solve(w.Qbar);
+      else rates(dydt) = mass_llt_.solve(w.Qbar);
       if (n_closed_ != 0) constrain(dydt, w, mass_llt_);
       return;
     }
     w.MR.noalias() = m_.asDiagonal() * w.R;
     w.Mbar.noalias() = w.R.transpose() * w.MR;
     w.llt.compute(w.Mbar);
-    dydt.tail(n_) = w.llt.solve(w.Qbar);
+    rates(dydt) = w.llt.solve(w.Qbar);
     if (n_closed_ != 0) constrain(dydt, w, w.llt);
   }
 
@@ -113,7 +124,7 @@ class MinimalOde {
   //   theta_ddot = theta_ddot_free + Mbar^-1 G^T f,  (G Mbar^-1 G^T) f = -(G theta_ddot_free + n^T c)
   // f (N) are the contact forces along the normals (> 0 pushing), kept in cforce_ for the release
   // test. They are not clipped inside the right-hand side (which stays smooth within a step): a
-  // contact whose force would pull is released between steps (contact_events.hpp).
+  // contact whose force would pull is released between steps (common/contact_events.hpp).
   template <class Llt>
   EIGEN_DONT_INLINE void constrain(State& dydt, const Work& w, const Llt& llt) const {
     const int k = n_closed_;
@@ -132,8 +143,48 @@ class MinimalOde {
     }
   }
 
+  // theta and theta_dot within a state (fixed-size segments for the fixed sizes).
+  template <typename Y>
+  auto angles(Y& y) const {
+    if constexpr (kFixed) return y.template head<N>();
+    else return y.head(n_);
+  }
+  template <typename Y>
+  auto rates(Y& y) const {
+    if constexpr (kFixed) return y.template tail<N>();
+    else return y.tail(n_);
+  }
+
+  // kinematics() for the fixed sizes (planar rods): the loop over the N links unrolls with every
+  // offset a constant of rods_; the same arithmetic as the generic loop below.
+  EIGEN_ALWAYS_INLINE void fixed_kinematics(const State& y, Work& w) const {
+    w.R.setZero();
+    for (int i = 0; i < (kFixed ? N : 0); ++i) {
+      const FixedRod& l = rods_[i];
+      const double th = y[l.dof], om = y[n_ + l.dof];
+      const double co = std::cos(th), si = std::sin(th);
+      const Eigen::Vector2d e = co * l.Ld + si * l.Ls;    // L u
+      const Eigen::Vector2d et = co * l.Ls - si * l.Ld;   // L du/dtheta
+      Eigen::Vector2d r = l.anchor, c = Eigen::Vector2d::Zero();
+      if (l.parent >= 0) {
+        w.R.row(l.off) = w.R.row(l.parent);
+        w.R.row(l.off + 1) = w.R.row(l.parent + 1);
+        r = w.r.template segment<2>(l.parent);
+        c = w.c.template segment<2>(l.parent);
+      }
+      w.r.template segment<2>(l.off) = r + e;
+      w.c.template segment<2>(l.off) = c - (om * om) * e;
+      w.R(l.off, l.dof) += et[0];
+      w.R(l.off + 1, l.dof) += et[1];
+    }
+  }
+
   // Positions r, velocity Jacobian R and convective accelerations c for the state y.
   EIGEN_STRONG_INLINE void kinematics(const State& y, Work& w) const {
+    if constexpr (kFixed) {
+      fixed_kinematics(y, w);
+      return;
+    }
     w.R.setZero();
     for (const Link& l : tree_.links) {
       const int off = dim_ * l.point;
@@ -193,7 +244,7 @@ class MinimalOde {
     }
   }
 
-  // ---- Contacts (frictionless point-plane; the event logic is in contact_events.hpp) ----
+  // ---- Contacts (frictionless point-plane; the event logic is in common/contact_events.hpp) ----
   int num_contacts() const { return nct_; }
   double restitution(int j) const { return contacts_[j].e; }
   bool closed(int j) const { return closed_[j] != 0; }
@@ -261,8 +312,16 @@ class MinimalOde {
   }
 
  private:
+  // A rod of the fixed-size path: its point's and parent's first coordinates (-1: ground), its
+  // angle, the ground anchor, and L d, L s (m).
+  struct FixedRod {
+    int off = 0, parent = -1, dof = 0;
+    Eigen::Vector2d anchor = Eigen::Vector2d::Zero(), Ld = Eigen::Vector2d::Zero(), Ls = Eigen::Vector2d::Zero();
+  };
+
   const JointTree& tree_;
   int n_, dim_;
+  std::array<FixedRod, (N == Eigen::Dynamic ? 0 : N)> rods_{};
   VecQ m_, Q_;  // mass diagonal (kg) and applied forces (N) in natural coordinates
   Work work_;   // dynamic sizes, and the observer's model_state()
   bool constant_mass_ = false;

@@ -21,7 +21,9 @@
 // together with its step size (initialize()). Fehlberg 8(7) is not FSAL.
 //
 // Redundant constraints: independent rows chosen once at setup (common/independent_rows.hpp).
-// Contacts: unsupported (no event location). Linearization: none.
+// Contacts: frictionless point-plane contacts as events, located by re-integration, with Newton's
+// impact law through the joints' constrained inverse mass (common/contact_events.hpp,
+// projection_ode.hpp). Linearization: none.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -49,8 +51,11 @@ class Index1Formulation : public Formulation {
                       "no projection (constraint drift left as it grows)";
   }
   std::vector<IntegratorInfo> integrators() const override { return index1_integrators(); }
-  // Any joint by its rows and any force element by Q(q, v): an explicit method needs no Jacobian.
-  Accepts accepts() const override { return {{ElementRole::kJoint, ElementRole::kForce}, {}}; }
+  // Any joint by its rows and any force element by Q(q, v): an explicit method needs no Jacobian;
+  // contacts by their normal rows, as events.
+  Accepts accepts() const override {
+    return {{ElementRole::kJoint, ElementRole::kForce, ElementRole::kContact}, {}};
+  }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
     check_index1_request(name(), integrator, setting);
     if (const std::string why = unsupported_reason(model); !why.empty()) throw SolverError(name() + ": " + why);

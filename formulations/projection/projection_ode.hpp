@@ -24,6 +24,13 @@
 // G M^-1 G^T assembled on its pattern and factored by a sparse LDLT (AMD order fixed at setup), with
 // the same regularization.
 //
+// Contacts (frictionless point-plane; the event logic is common/contact_events.hpp): a contact row
+// n^T (the plane's normal at its point's coordinates) is linear in q, so a closed contact adds the
+// acceleration-level row n^T a = 0 with no convective term. Through the constrained inverse mass
+// W = M^-1 - M^-1 G^T S^-1 G M^-1 (the joints' rows eliminated), the closed contacts' forces f solve
+// (N W N^T) f = -N a_free and a = a_free + W N^T f; an impact changes v by W N^T P, so the joints'
+// velocity constraints hold through it. The projection after a step covers the joints' rows only.
+//
 // NQ, NR (coordinates, kept rows) are fixed for the smallest models (all rows kept), Eigen::Dynamic
 // otherwise; everything is sized in the constructor, rhs() and project() allocate nothing.
 #pragma once
@@ -35,6 +42,7 @@
 #include <cmath>
 #include <vector>
 
+#include "common/contact_lcp.hpp"
 #include "common/explicit_rk.hpp"
 #include "common/kept_constraints.hpp"
 #include "common/sparse_natural.hpp"
@@ -59,7 +67,9 @@ class ProjectionOde {
   ProjectionOde(const Model& model, std::vector<int> rows, RunStats& stats, bool sparse = false)
       : nat_(model), kc_(nat_, std::move(rows), stats, sparse, "projection"), n_q_(nat_.nq()), n_r_(kc_.kept_rows()),
         Q_(nat_.Q()), MiQ_(n_q_), r_(n_r_), gamma_(n_r_), c_(n_r_), lambda_(n_r_), dl_(n_r_), q0_(model.initial_q()),
-        v0_(model.initial_v()) {}
+        v0_(model.initial_v()), contacts_(contact_rows(model)), nct_(static_cast<int>(contacts_.size())),
+        closed_(nct_, 0), closed_idx_(nct_, 0), cY_(n_q_, nct_), cD_(nct_, nct_), cb_(nct_), cx_(nct_), cforce_(nct_),
+        cmu_(n_r_), cdy_(2 * n_q_), lcp_(nct_) {}
 
   ProjectionOde(const ProjectionOde&) = delete;
   ProjectionOde& operator=(const ProjectionOde&) = delete;
@@ -92,6 +102,7 @@ class ProjectionOde {
     q(dydt) = kc_.v();
     if (n_r_ == 0) {
       v(dydt) = MiQ_;
+      if (n_closed_ != 0) constrain(v(dydt));
       return;
     }
     kc_.jacobian();
@@ -108,6 +119,7 @@ class ProjectionOde {
     auto a = v(dydt);
     a = MiQ_;
     kc_.sub_mi_gt_times(lambda_, a);
+    if (n_closed_ != 0) constrain(a);
   }
 
   // Mass-orthogonal projection of y onto Phi(q) = 0, then onto Phi_q v = 0 (file comment).
@@ -117,7 +129,97 @@ class ProjectionOde {
     kc_.project_velocities(v(y));
   }
 
+  // ---- Contacts (file comment; the event logic is common/contact_events.hpp) ----
+  int num_contacts() const { return nct_; }
+  double restitution(int j) const { return contacts_[j].e; }
+  bool closed(int j) const { return closed_[j] != 0; }
+  int num_closed() const { return n_closed_; }
+  void set_closed(int j, bool on) {
+    if (closed(j) == on) return;
+    closed_[j] = on ? 1 : 0;
+    n_closed_ = 0;
+    for (int i = 0; i < nct_; ++i)
+      if (closed_[i]) closed_idx_[n_closed_++] = i;
+  }
+  void open_all() {
+    std::fill(closed_.begin(), closed_.end(), 0);
+    n_closed_ = 0;
+  }
+  // Gaps (m, >= 0 admissible) and normal velocities (m/s, < 0 approaching) of every contact at y.
+  void contact_state(const State& y, Eigen::VectorXd& gap, Eigen::VectorXd& vn) const {
+    for (int j = 0; j < nct_; ++j) {
+      gap[j] = normal_dot(contacts_[j], q(y)) - contacts_[j].d0;
+      vn[j] = normal_dot(contacts_[j], v(y));
+    }
+  }
+  // Forces (N, > 0 pushing) of the closed contacts at y, into force[j] (others untouched).
+  void closed_forces(const State& y, Eigen::VectorXd& force) {
+    rhs(0.0, y, cdy_);
+    for (int a = 0; a < n_closed_; ++a) force[closed_idx_[a]] = cforce_[closed_idx_[a]];
+  }
+  // Impact: v += W N^T P over the k contacts idx[0..k), with P from the mixed complementarity
+  // problem of contact_lcp.hpp on w = N v+ + e min(N v-, 0) = D P + b, D = N W N^T (see
+  // common/contact_events.hpp). Returns P in impulse[0..k) and the post-impact normal velocities.
+  void apply_impulses(State& y, const std::vector<int>& idx, const std::vector<char>& eq, const Eigen::VectorXd& e,
+                      int k, Eigen::VectorXd& impulse, Eigen::VectorXd& vn_after) {
+    kc_.load(q(y), v(y));
+    if (n_r_ != 0) {
+      kc_.jacobian();
+      kc_.factor();
+    }
+    for (int a = 0; a < k; ++a) {
+      const ContactRow& c = contacts_[idx[a]];
+      const double vn = normal_dot(c, v(y));
+      cb_[a] = vn + e[a] * std::min(vn, 0.0);
+      w_normal(c, a);
+    }
+    delassus(idx.data(), k);
+    lcp_.solve(cD_, cb_, eq, k, impulse);
+    for (int a = 0; a < k; ++a) v(y) += impulse[a] * cY_.col(a);
+    for (int a = 0; a < k; ++a) vn_after[a] = normal_dot(contacts_[idx[a]], v(y));
+  }
+
  private:
+  // n . x over the contact point's coordinates of x (a q- or v-like vector).
+  template <typename X>
+  double normal_dot(const ContactRow& c, const X& x) const {
+    double s = 0.0;
+    for (int d = 0; d < dim_; ++d) s += c.n[d] * x[c.off + d];
+    return s;
+  }
+  // cY_.col(a) = W n_c: M^-1 n_c, less its part along the joints' rows (S factored at the loaded q).
+  void w_normal(const ContactRow& c, int a) {
+    auto y = cY_.col(a);
+    y.setZero();
+    for (int d = 0; d < dim_; ++d) y[c.off + d] = c.n[d] * kc_.Minv()[c.off + d];
+    if (n_r_ == 0) return;
+    kc_.g_times(y, c_);
+    kc_.solve(c_, cmu_);
+    kc_.sub_mi_gt_times(cmu_, y);
+  }
+  // cD_ = N W N^T over the contacts idx[0..k), from the columns cY_.
+  void delassus(const int* idx, int k) {
+    for (int a = 0; a < k; ++a)
+      for (int b = 0; b < k; ++b) cD_(a, b) = normal_dot(contacts_[idx[a]], cY_.col(b));
+  }
+  // The closed contacts as bilateral rows on the accelerations a (the free ones on entry), at the
+  // loaded q with S factored (rhs()). Out of line: the plain right-hand side stays as it was.
+  template <typename A>
+  EIGEN_DONT_INLINE void constrain(A&& a) {
+    const int k = n_closed_;
+    for (int i = 0; i < k; ++i) {
+      const ContactRow& c = contacts_[closed_idx_[i]];
+      cb_[i] = normal_dot(c, a);
+      w_normal(c, i);
+    }
+    delassus(closed_idx_.data(), k);
+    lcp_.solve_equalities(cD_, cb_, k, cx_);
+    for (int i = 0; i < k; ++i) {
+      cforce_[closed_idx_[i]] = cx_[i];
+      a += cx_[i] * cY_.col(i);
+    }
+  }
+
   // The applied force Q(q, v) (N) at the loaded state: gravity's constant Q0 = M g alone, or with
   // the force elements' Q(q, v). The one place where forces are evaluated.
   const VecQ& applied_forces() {
@@ -143,6 +245,19 @@ class ProjectionOde {
   VecR r_, gamma_, c_, lambda_, dl_;
   double two_alpha_ = 0.0, beta2_ = 0.0;  // Baumgarte: 2 alpha (1/s), beta^2 (1/s^2)
   VecQ q0_, v0_;             // the model's initial state (Model::initial_q() builds a new vector)
+
+  // Contacts: all storage sized at setup.
+  int dim_ = nat_.model().dim;
+  std::vector<ContactRow> contacts_;
+  int nct_;
+  std::vector<char> closed_;
+  std::vector<int> closed_idx_;
+  int n_closed_ = 0;
+  Eigen::MatrixXd cY_, cD_;  // W N^T (nq x k), N W N^T
+  Eigen::VectorXd cb_, cx_, cforce_;
+  VecR cmu_;
+  State cdy_;
+  ContactLcp lcp_;
 };
 
 }  // namespace mbs::projection

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/contact_events.hpp"
 #include "common/explicit_rk.hpp"
 #include "common/independent_rows.hpp"
 #include "common/sparse_natural.hpp"
@@ -30,7 +31,7 @@ class FixedSimulator final : public FixedStepSimulator, public ProjectionRun {
   template <typename... Args>
   FixedSimulator(const Model& model, std::vector<int> rows, bool sparse, bool project, double h, Args&&... args)
       : FixedStepSimulator(model, h), ode_(model, std::move(rows), stats_, sparse), rk_(ode_, std::forward<Args>(args)...),
-        y_(ode_.size()), project_(project) {}
+        y_(ode_.size()), project_(project), events_(ode_, model) {}
   int kept_rows() const override { return ode_.kept_rows(); }
   int dropped_rows() const override { return ode_.dropped_rows(); }
   bool projects() const override { return project_; }
@@ -44,17 +45,33 @@ class FixedSimulator final : public FixedStepSimulator, public ProjectionRun {
   void do_initialize_state() override {
     ode_.initial_state(y_);
     if (project_) ode_.project(0.0, y_);
+    events_.reset();
   }
   void do_fixed_step(double h) override {
+    if (events_.active()) {
+      contact_step(h);
+      return;
+    }
     rk_.step(time(), h, y_, stats_);
     if (project_) ode_.project(time() + h, y_);
   }
+  // With contacts (common/contact_events.hpp); every trial step of the event location is projected
+  // as a step is. Out of line: the plain step above compiles as it did without contacts.
+  EIGEN_DONT_INLINE void contact_step(double h) {
+    fixed_step_with_events(events_, kBaumgarte ? "baumgarte" : "projection", time(), h, y_,
+                           [this](double t0, double dt, State& y) {
+                             rk_.step(t0, dt, y, stats_);
+                             if (project_) ode_.project(t0 + dt, y);
+                           });
+  }
   void do_model_state() override { ode_.model_state(y_, q_model_, v_model_); }
 
+  using State = typename Ode::State;
   Ode ode_;
   Stepper<Ode> rk_;
-  typename Ode::State y_;
+  State y_;
   bool project_;
+  ContactEvents<Ode> events_;
 };
 
 template <int NQ, int NR, bool kBaumgarte>
@@ -63,7 +80,7 @@ class ErkSimulator final : public Simulator, public ProjectionRun {
   using Ode = ProjectionOde<NQ, NR, kBaumgarte>;
   ErkSimulator(const Model& model, std::vector<int> rows, bool sparse, bool project, const ButcherTable& table, double tol)
       : Simulator(model), ode_(model, std::move(rows), stats_, sparse), rk_(ode_, table, tol, tol), y_(ode_.size()),
-        project_(project) {}
+        project_(project), events_(ode_, model), single_(ode_, table) {}
   int kept_rows() const override { return ode_.kept_rows(); }
   int dropped_rows() const override { return ode_.dropped_rows(); }
   bool projects() const override { return project_; }
@@ -78,19 +95,41 @@ class ErkSimulator final : public Simulator, public ProjectionRun {
     t_ = 0.0;
     ode_.initial_state(y_);
     if (project_) ode_.project(t_, y_);
+    events_.reset();
     rk_.initialize(t_, y_, stats_);
   }
   void do_step(double t_end) override {
+    if (events_.active()) {
+      contact_step(t_end);
+      return;
+    }
     rk_.step(t_, y_, t_end, stats_);
     if (project_) ode_.project(t_, y_);  // FSAL stage kept (file comment)
+  }
+  // With contacts (common/contact_events.hpp), projected as above.
+  EIGEN_DONT_INLINE void contact_step(double t_end) {
+    adaptive_step_with_events(
+        events_, kBaumgarte ? "baumgarte" : "projection", t_, y_,
+        [&] {
+          rk_.step(t_, y_, t_end, stats_);
+          if (project_) ode_.project(t_, y_);
+        },
+        [this](double ts, double dt, const State& y0, State& out) {
+          single_.step(ts, dt, y0, out, stats_);
+          if (project_) ode_.project(ts + dt, out);
+        },
+        [this] { rk_.initialize(t_, y_, stats_); });
   }
   double do_time() const override { return t_; }
   void do_model_state() override { ode_.model_state(y_, q_model_, v_model_); }
 
+  using State = typename Ode::State;
   Ode ode_;
   EmbeddedRk<Ode> rk_;
-  typename Ode::State y_;
+  State y_;
   bool project_;
+  ContactEvents<Ode> events_;
+  RkSingleStep<Ode> single_;
   double t_ = 0.0;
 };
 

@@ -1,8 +1,11 @@
-// Frictionless point-plane contacts for the joint-coordinate ODE of formulation "minimal", as events.
+// Frictionless point-plane contacts as events, for the explicit Runge-Kutta formulations whose
+// state moves smoothly between impacts: minimal (joint coordinates) and projection / unprojected
+// (natural coordinates, index-1 equations). The formulation's ODE supplies the mechanics (the
+// interface below); this file holds the event logic they share.
 //
-// Between impacts the motion is smooth: the ODE of minimal_ode.hpp, plus the closed (persistent)
-// contacts as bilateral constraints. After every step the gap g_j(theta) = n_j . r_p(theta) - d_j
-// of every open contact (through the joint tree's position map) is checked:
+// Between impacts the motion is smooth: the formulation's ODE, plus the closed (persistent)
+// contacts as bilateral constraints at acceleration level. After every step the gap
+// g_j = n_j . r_p - d_j of every open contact is checked:
 //
 // 1. Event location. A step that ends with some open gap < 0 contains an impact. Its time is the
 //    first zero of phi(tau) = min_j g_j(y(t0 + tau)) over those contacts, found by the Illinois
@@ -14,33 +17,45 @@
 //    and reported states never penetrate by more than round-off. (Only step ends are checked: a
 //    contact that dips in and out of its plane within one step is missed; the error control keeps
 //    steps far shorter than such an excursion on the problems here.)
-// 2. Impact law (Newton, frictionless): with G the contact rows in joint space (G_j = n_j^T dr_p /
-//    dtheta) and Mbar = R^T M R the joint-space mass matrix, the velocity jumps by
-//    Mbar^-1 G^T P; for one contact P = -(1 + e) (G theta_dot-) / (G Mbar^-1 G^T), for several
-//    contacts at the plane at once the impulses solve the small complementarity problem of
-//    contact_lcp.hpp (Newton's law for the ones that get an impulse, no pull, no penetration).
-//    The bilateral rods are built into the coordinates, so they hold exactly through the impact.
+// 2. Impact law (Newton, frictionless): with G the contact rows (the normals' rows in the ODE's
+//    velocity coordinates) and W the inverse mass the velocities see (Mbar^-1 = (R^T M R)^-1 in
+//    joint coordinates; M^-1 - M^-1 Phi_q^T (Phi_q M^-1 Phi_q^T)^-1 Phi_q M^-1 in natural
+//    coordinates, so that the joints hold through the impact), the velocity jumps by W G^T P; for
+//    one contact P = -(1 + e) (G v-) / (G W G^T), for several contacts at the plane at once the
+//    impulses solve the small complementarity problem of contact_lcp.hpp (Newton's law for the
+//    ones that get an impulse, no pull, no penetration).
 // 3. Accumulation of impacts (Zeno) and resting contact. An impact whose pre-impact normal speed
 //    is below kPersistentSpeed (1 mm/s) is plastic and closes the contact: it becomes a bilateral
-//    constraint at acceleration level (minimal_ode.hpp), with its force f computed from the
-//    dynamics, until f would pull (f < 0, up to round-off): then it opens again (checked after every
-//    step; at that instant f crosses zero, so the motion stays smooth to first order). A bouncing
-//    sequence with restitution e therefore stops after about log(v0 / 1 mm/s) / log(1 / e) impacts
-//    instead of accumulating infinitely many; the kinetic energy of the skipped bounces is below
+//    constraint at acceleration level, with its force f computed from the dynamics, until f would
+//    pull (f < 0, up to round-off): then it opens again (checked after every step; at that instant
+//    f crosses zero, so the motion stays smooth to first order). A bouncing sequence with
+//    restitution e therefore stops after about log(v0 / 1 mm/s) / log(1 / e) impacts instead of
+//    accumulating infinitely many; the kinetic energy of the skipped bounces is below
 //    m (1 mm/s)^2 / 2 per contact. A contact closed this way drifts off its plane only by the
-//    integration error of the acceleration-level constraint (no projection).
-// 4. Continuation. The step that contains an impact reports the post-impact state. rk4 then finishes
-//    the remainder of its fixed step from the impact state (as many sub-steps as impacts in it), so
-//    the grid t = i h is kept; the embedded pairs end their step at the impact and re-initialize the
-//    step-size controller (first step chosen afresh), since the derivative jumps there. They also
-//    re-initialize after a contact opens or closes (the right-hand side changes).
+//    integration error of the acceleration-level constraint (no projection onto it).
+// 4. Continuation (fixed_step_with_events, adaptive_step_with_events). The step that contains an
+//    impact reports the post-impact state. A fixed-step method then finishes the remainder of its
+//    step from the impact state (as many sub-steps as impacts in it), so the grid t = i h is kept;
+//    the embedded pairs end their step at the impact and re-initialize the step-size controller
+//    (first step chosen afresh), since the derivative jumps there. They also re-initialize after a
+//    contact opens or closes (the right-hand side changes).
 //
 // Energy: between impacts the integrator's own drift; an impact removes exactly the Newton-law
 // share, (1 - e^2) times the kinetic energy of the normal (Delassus) component for one contact,
 // evaluated at the located impact state, so energies after impacts are as accurate as the
 // integration. Penetration: zero up to the location tolerance (about 1e-13 m) and, for closed
 // contacts, the constraint drift.
+//
+// The ODE's contact interface (all storage sized at its construction; nothing allocates):
+//   int num_contacts() const;  double restitution(int j) const;
+//   bool closed(int j) const;  int num_closed() const;  void set_closed(int j, bool on);  void open_all();
+//   void contact_state(const State& y, VectorXd& gap, VectorXd& vn);   // every contact's gap (m), normal velocity (m/s)
+//   void closed_forces(const State& y, VectorXd& force);               // closed contacts' forces (N, > 0 pushing)
+//   void apply_impulses(State& y, const std::vector<int>& idx, const std::vector<char>& eq,
+//                       const VectorXd& e, int k, VectorXd& impulse, VectorXd& vn_after);  // item 2
 #pragma once
+
+#include <fmt/format.h>
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -50,7 +65,7 @@
 #include "common/explicit_rk.hpp"
 #include "core/formulation.hpp"
 
-namespace mbs::minimal {
+namespace mbs {
 
 // Pre-impact normal speed (m/s) below which an impact is plastic and the contact closes.
 inline constexpr double kPersistentSpeed = 1e-3;
@@ -234,4 +249,47 @@ class ContactEvents {
   bool changed_ = false;
 };
 
-}  // namespace mbs::minimal
+// A fixed step of size h from (t, y) with contacts (item 4): after each impact the step is finished
+// from the impact state. step(t0, dt, y) advances y by one step of the method (with whatever the
+// formulation does after a step, e.g. a projection). who: the formulation, for the error.
+template <class Ode, class Step>
+void fixed_step_with_events(ContactEvents<Ode>& events, const char* who, double t, double h, typename Ode::State& y,
+                            Step&& step) {
+  using State = typename Ode::State;
+  double rest = h;
+  for (int n = 0;; ++n) {
+    if (n == kMaxEventsPerStep)
+      throw SolverError(fmt::format("{}: more than {} impacts within the step at t = {:.9g} s", who, n, t));
+    events.begin_step(y);
+    step(t, rest, y);
+    const double tau = events.end_step(t, rest, y, [&step](double t0, double dt, const State& y0, State& out) {
+      out = y0;
+      step(t0, dt, out);
+    });
+    if (tau >= rest) return;
+    t += tau;
+    rest -= tau;
+  }
+}
+
+// An adaptive step with contacts (item 4): a step that contains an impact ends there, and the
+// controller restarts. step() advances (t, y) by one accepted step of the embedded pair (and
+// whatever the formulation does after a step); step_from(t0, dt, y0, out) takes one step of its
+// propagating method from y0 (likewise); restart() re-initializes its controller at (t, y).
+template <class Ode, class Step, class StepFrom, class Restart>
+void adaptive_step_with_events(ContactEvents<Ode>& events, const char* who, double& t, typename Ode::State& y,
+                               Step&& step, StepFrom&& step_from, Restart&& restart) {
+  for (int n = 0;; ++n) {
+    if (n == kMaxEventsPerStep) throw SolverError(fmt::format("{}: more than {} impacts at t = {:.9g} s", who, n, t));
+    const double t0 = t;
+    events.begin_step(y);
+    step();
+    const double h = t - t0;
+    const double tau = events.end_step(t0, h, y, step_from);
+    if (tau < h) t = t0 + tau;
+    if (events.changed()) restart();
+    if (t > t0) return;
+  }
+}
+
+}  // namespace mbs
