@@ -390,7 +390,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, DoublePendulumWallCase,
 
 // ---------------------------------------------------------------------------------------------
 // Models whose contacts never close run exactly as without them: same steps, same states, bit for
-// bit (the contact paths only add checks until something touches).
+// bit (the contact paths only add checks until something touches); in projection to round-off,
+// since a model with contacts takes the dynamic-size path.
 TEST(Contacts, UntouchedPlaneChangesNothing) {
   Model with = wall_pendulum(0.5);
   for (auto& e : with.elements)
@@ -413,6 +414,11 @@ TEST(Contacts, UntouchedPlaneChangesNothing) {
     EXPECT_EQ(sa.steps, sb.steps) << s.name();
     EXPECT_EQ(sa.rhs_evals, sb.rhs_evals) << s.name();
     ASSERT_EQ(la.rows.size(), lb.rows.size());
+    if (s.formulation == "projection") {  // a model with contacts takes the dynamic sizes: round-off apart
+      EXPECT_LT((la.rows.back().q - lb.rows.back().q).cwiseAbs().maxCoeff(), 1e-12) << s.name();
+      EXPECT_LT((la.rows.back().v - lb.rows.back().v).cwiseAbs().maxCoeff(), 1e-12) << s.name();
+      continue;
+    }
     EXPECT_EQ(la.rows.back().q, lb.rows.back().q) << s.name();
     EXPECT_EQ(la.rows.back().v, lb.rows.back().v) << s.name();
   }

@@ -92,8 +92,12 @@ class MinimalOde {
   EIGEN_ALWAYS_INLINE void rhs(const State& y, State& dydt, Work& w) const {
     kinematics(y, w);
     // Through work arrays: a product of expressions would make Eigen allocate a temporary.
-    w.f = Q_ - m_.cwiseProduct(w.c);
-    w.Qbar.noalias() = w.R.transpose() * w.f;
+    if (constant_mass_) {  // every link from ground: each point's c lies along its own rod, normal to R
+      w.Qbar.noalias() = w.R.transpose() * Q_;
+    } else {
+      w.f = Q_ - m_.cwiseProduct(w.c);
+      w.Qbar.noalias() = w.R.transpose() * w.f;
+    }
     angles(dydt) = rates(y);
     if (constant_mass_) {  // factored once at setup
       if constexpr (N == 1) dydt[1] = w.Qbar[0] * inv_mass_;
@@ -180,7 +184,7 @@ class MinimalOde {
   }
 
   // Positions r, velocity Jacobian R and convective accelerations c for the state y.
-  EIGEN_STRONG_INLINE void kinematics(const State& y, Work& w) const {
+  EIGEN_ALWAYS_INLINE void kinematics(const State& y, Work& w) const {
     if constexpr (kFixed) {
       fixed_kinematics(y, w);
       return;

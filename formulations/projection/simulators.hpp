@@ -48,9 +48,11 @@ class FixedSimulator final : public FixedStepSimulator, public ProjectionRun {
     events_.reset();
   }
   void do_fixed_step(double h) override {
-    if (events_.active()) {
-      contact_step(h);
-      return;
+    if constexpr (Ode::kContacts) {
+      if (events_.active()) {
+        contact_step(h);
+        return;
+      }
     }
     rk_.step(time(), h, y_, stats_);
     if (project_) ode_.project(time() + h, y_);
@@ -99,9 +101,11 @@ class ErkSimulator final : public Simulator, public ProjectionRun {
     rk_.initialize(t_, y_, stats_);
   }
   void do_step(double t_end) override {
-    if (events_.active()) {
-      contact_step(t_end);
-      return;
+    if constexpr (Ode::kContacts) {
+      if (events_.active()) {
+        contact_step(t_end);
+        return;
+      }
     }
     rk_.step(t_, y_, t_end, stats_);
     if (project_) ode_.project(t_, y_);  // FSAL stage kept (file comment)
@@ -133,12 +137,12 @@ class ErkSimulator final : public Simulator, public ProjectionRun {
   double t_ = 0.0;
 };
 
-// Fixed sizes for the planar and spatial pendulum and the planar double pendulum (no row dropped),
-// dynamic sizes otherwise (dense or sparse).
+// Fixed sizes for the planar and spatial pendulum and the planar double pendulum (no row dropped,
+// no contacts), dynamic sizes otherwise (dense or sparse).
 template <template <int, int> class Sim, typename... Args>
 std::unique_ptr<Simulator> make_sized(const Model& model, std::vector<int> rows, bool sparse, Args&&... args) {
   const int nq = model.nq(), nc = model.nc(), nr = static_cast<int>(rows.size());
-  if (nr == nc && !sparse) {
+  if (nr == nc && !sparse && !model.has_role(ElementRole::kContact)) {
     if (nq == 2 && nc == 1) return std::make_unique<Sim<2, 1>>(model, std::move(rows), false, std::forward<Args>(args)...);
     if (nq == 3 && nc == 1) return std::make_unique<Sim<3, 1>>(model, std::move(rows), false, std::forward<Args>(args)...);
     if (nq == 4 && nc == 2) return std::make_unique<Sim<4, 2>>(model, std::move(rows), false, std::forward<Args>(args)...);
