@@ -47,8 +47,7 @@
 // contacts, the constraint drift.
 //
 // The ODE's contact interface (all storage sized at its construction; nothing allocates):
-//   int num_contacts() const;  double restitution(int j) const;
-//   bool closed(int j) const;  int num_closed() const;  void set_closed(int j, bool on);  void open_all();
+//   ContactSet& contact_set();                                         // contact_lcp.hpp: which are closed
 //   void contact_state(const State& y, VectorXd& gap, VectorXd& vn);   // every contact's gap (m), normal velocity (m/s)
 //   void closed_forces(const State& y, VectorXd& force);               // closed contacts' forces (N, > 0 pushing)
 //   void apply_impulses(State& y, const std::vector<int>& idx, const std::vector<char>& eq,
@@ -62,6 +61,7 @@
 #include <cmath>
 #include <vector>
 
+#include "common/contact_lcp.hpp"
 #include "common/explicit_rk.hpp"
 #include "core/formulation.hpp"
 
@@ -75,44 +75,13 @@ inline constexpr double kTouchingGap = 1e-9;
 // Impacts located within one step before the simulator gives up (a guard against loops).
 inline constexpr int kMaxEventsPerStep = 1000;
 
-// One step of an explicit Runge-Kutta table (the propagated solution, weights b) of any size from
-// any state, for re-integration during event location. Storage sized at construction.
-template <class Ode>
-class RkSingleStep {
- public:
-  using State = typename Ode::State;
-  RkSingleStep(Ode& ode, const ButcherTable& table)
-      : ode_(ode), tab_(table), k_(table.stages, State::Zero(ode.size())), ytmp_(ode.size()) {}
-
-  void step(double t, double h, const State& y0, State& y, RunStats& stats) {
-    for (int i = 0; i < tab_.stages; ++i) {
-      ytmp_ = y0;
-      for (int j = 0; j < i; ++j) {
-        const double a = tab_.A[i * tab_.stages + j];
-        if (a != 0.0) ytmp_ += (h * a) * k_[j];
-      }
-      ode_.rhs(t + tab_.c[i] * h, ytmp_, k_[i]);
-      ++stats.rhs_evals;
-    }
-    y = y0;
-    for (int i = 0; i < tab_.stages; ++i)
-      if (tab_.b[i] != 0.0) y += (h * tab_.b[i]) * k_[i];
-  }
-
- private:
-  Ode& ode_;
-  ButcherTable tab_;
-  std::vector<State> k_;
-  State ytmp_;
-};
-
 template <class Ode>
 class ContactEvents {
  public:
   using State = typename Ode::State;
 
   ContactEvents(Ode& ode, const Model& model)
-      : ode_(ode), nct_(ode.num_contacts()), y0_(ode.size()), yl_(ode.size()), yr_(ode.size()), ytry_(ode.size()),
+      : ode_(ode), cs_(ode.contact_set()), nct_(cs_.size()), y0_(ode.size()), yl_(ode.size()), yr_(ode.size()), ytry_(ode.size()),
         g_(nct_), vn_(nct_), g0_(nct_), vn0_(nct_), impulse_(nct_), vn_after_(nct_), e_(nct_), force_(nct_),
         cand_(nct_, 0), idx_(nct_, 0), eq_(nct_, 0), closing_(nct_, 0) {
     double m = 0.0;
@@ -122,7 +91,7 @@ class ContactEvents {
 
   bool active() const { return nct_ > 0; }
   // At the start of a run: every contact open.
-  void reset() { ode_.open_all(); }
+  void reset() { cs_.open_all(); }
   // Whether the last end_step() changed the state or the closed set (the embedded pairs restart).
   bool changed() const { return changed_; }
 
@@ -139,7 +108,7 @@ class ContactEvents {
     ode_.contact_state(y, g_, vn_);
     bool any = false;
     for (int j = 0; j < nct_; ++j) {
-      cand_[j] = !ode_.closed(j) && g_[j] < 0.0;
+      cand_[j] = !cs_.closed(j) && g_[j] < 0.0;
       any = any || cand_[j];
     }
     if (!any) {
@@ -202,17 +171,17 @@ class ContactEvents {
     ode_.contact_state(y, g_, vn_);
     int k = 0;
     for (int j = 0; j < nct_; ++j) {
-      if (!(ode_.closed(j) || g_[j] <= kTouchingGap)) continue;
+      if (!(cs_.closed(j) || g_[j] <= kTouchingGap)) continue;
       idx_[k] = j;
       eq_[k] = 0;
       e_[k] = 0.0;
-      closing_[k] = ode_.closed(j);
-      if (!ode_.closed(j) && vn_[j] < -kPersistentSpeed) {
-        e_[k] = ode_.restitution(j);
-      } else if (!ode_.closed(j) && vn_[j] <= kPersistentSpeed) {
+      closing_[k] = cs_.closed(j);
+      if (!cs_.closed(j) && vn_[j] < -kPersistentSpeed) {
+        e_[k] = cs_.restitution(j);
+      } else if (!cs_.closed(j) && vn_[j] <= kPersistentSpeed) {
         closing_[k] = 1;
         if (at_start && cand_[j]) eq_[k] = 1;
-      } else if (at_start && cand_[j] && !ode_.closed(j)) {  // separating, yet inside at the end
+      } else if (at_start && cand_[j] && !cs_.closed(j)) {  // separating, yet inside at the end
         closing_[k] = 1;
         eq_[k] = 1;
       }
@@ -220,24 +189,25 @@ class ContactEvents {
     }
     ode_.apply_impulses(y, idx_, eq_, e_, k, impulse_, vn_after_);
     for (int a = 0; a < k; ++a)
-      ode_.set_closed(idx_[a], closing_[a] && (eq_[a] || impulse_[a] > 0.0 || vn_after_[a] <= 1e-10));
+      cs_.set_closed(idx_[a], closing_[a] && (eq_[a] || impulse_[a] > 0.0 || vn_after_[a] <= 1e-10));
     release(y);
   }
 
   // Opens closed contacts whose force would pull (one at a time, the most pulling first).
   void release(const State& y) {
-    for (int pass = 0; pass < nct_ && ode_.num_closed() > 0; ++pass) {
+    for (int pass = 0; pass < nct_ && cs_.num_closed() > 0; ++pass) {
       ode_.closed_forces(y, force_);
       int worst = -1;
       for (int j = 0; j < nct_; ++j)
-        if (ode_.closed(j) && force_[j] < -force_tol_ && (worst < 0 || force_[j] < force_[worst])) worst = j;
+        if (cs_.closed(j) && force_[j] < -force_tol_ && (worst < 0 || force_[j] < force_[worst])) worst = j;
       if (worst < 0) return;
-      ode_.set_closed(worst, false);
+      cs_.set_closed(worst, false);
       changed_ = true;
     }
   }
 
   Ode& ode_;
+  ContactSet& cs_;
   int nct_;
   State y0_, yl_, yr_, ytry_;
   Eigen::VectorXd g_, vn_, g0_, vn0_, impulse_, vn_after_, e_, force_;

@@ -43,6 +43,39 @@ inline std::vector<ContactRow> contact_rows(const Model& model) {
   return rows;
 }
 
+// A model's contacts and which of them are closed (persistent, bilateral at acceleration level),
+// the bookkeeping every ODE with contact events keeps (common/contact_events.hpp). Sized at setup.
+class ContactSet {
+ public:
+  explicit ContactSet(const Model& model)
+      : rows_(contact_rows(model)), n_(static_cast<int>(rows_.size())), closed_(n_, 0), idx_(n_, 0) {}
+  int size() const { return n_; }
+  const ContactRow& row(int j) const { return rows_[j]; }
+  double restitution(int j) const { return rows_[j].e; }
+  bool closed(int j) const { return closed_[j] != 0; }
+  int num_closed() const { return n_closed_; }
+  int closed_index(int a) const { return idx_[a]; }  // the a-th closed contact, a < num_closed()
+  const int* closed_indices() const { return idx_.data(); }
+  void set_closed(int j, bool on) {
+    if (closed(j) == on) return;
+    closed_[j] = on ? 1 : 0;
+    n_closed_ = 0;
+    for (int i = 0; i < n_; ++i)
+      if (closed_[i]) idx_[n_closed_++] = i;
+  }
+  void open_all() {
+    std::fill(closed_.begin(), closed_.end(), 0);
+    n_closed_ = 0;
+  }
+
+ private:
+  std::vector<ContactRow> rows_;
+  int n_;
+  std::vector<char> closed_;
+  std::vector<int> idx_;
+  int n_closed_ = 0;
+};
+
 class ContactLcp {
  public:
   static constexpr int kMaxEnumerated = 10;

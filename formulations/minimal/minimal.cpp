@@ -80,7 +80,10 @@ class ErkSimulator final : public Simulator {
   EIGEN_DONT_INLINE void contact_step(double t_end) {
     adaptive_step_with_events(
         events_, "minimal", t_, y_, [&] { rk_.step(t_, y_, t_end, stats_); },
-        [this](double ts, double dt, const State& y0, State& out) { single_.step(ts, dt, y0, out, stats_); },
+        [this](double ts, double dt, const State& y0, State& out) {
+          out = y0;
+          single_.step(ts, dt, out, stats_);
+        },
         [this] { rk_.initialize(t_, y_, stats_); });
   }
   double do_time() const override { return t_; }
@@ -92,7 +95,7 @@ class ErkSimulator final : public Simulator {
   EmbeddedRk<Ode> rk_;
   State y_;
   ContactEvents<Ode> events_;
-  RkSingleStep<Ode> single_;
+  FixedButcherRk<Ode> single_;  // one step of the pair's propagating method, for event location
   double t_ = 0.0;
 };
 

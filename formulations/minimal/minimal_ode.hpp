@@ -31,10 +31,9 @@ class MinimalOde {
 
   MinimalOde(const Model& model, const JointTree& tree)
       : tree_(tree), n_(tree.ndof), dim_(model.dim), m_(model.mass_diagonal()), Q_(NaturalCoordinates(model).Q()),
-        work_(model.nq(), tree.ndof), mass_llt_(tree.ndof), nct_(static_cast<int>(plane_contacts(model).size())),
-        closed_(nct_, 0), closed_idx_(nct_, 0), cG_(nct_, n_), cY_(n_, nct_), cD_(nct_, nct_), cb_(nct_),
+        work_(model.nq(), tree.ndof), mass_llt_(tree.ndof), cs_(model), nct_(cs_.size()),
+        cG_(nct_, n_), cY_(n_, nct_), cD_(nct_, nct_), cb_(nct_),
         cx_(nct_), cforce_(nct_), ctmp_(n_), cdy_(2 * n_), lcp_(nct_) {
-    contacts_ = contact_rows(model);
     if constexpr (kFixed) {  // the sizes make_sized() fixes belong to planar trees of rods only
       for (int i = 0; i < N; ++i) {
         const Link& l = tree.links[i];
@@ -102,14 +101,14 @@ class MinimalOde {
     if (constant_mass_) {  // factored once at setup
       if constexpr (N == 1) dydt[1] = w.Qbar[0] * inv_mass_;
       else rates(dydt) = mass_llt_.solve(w.Qbar);
-      if (n_closed_ != 0) constrain(dydt, w, mass_llt_);
+      if (cs_.num_closed() != 0) constrain(dydt, w, mass_llt_);
       return;
     }
     w.MR.noalias() = m_.asDiagonal() * w.R;
     w.Mbar.noalias() = w.R.transpose() * w.MR;
     w.llt.compute(w.Mbar);
     rates(dydt) = w.llt.solve(w.Qbar);
-    if (n_closed_ != 0) constrain(dydt, w, w.llt);
+    if (cs_.num_closed() != 0) constrain(dydt, w, w.llt);
   }
 
   // G_j = n_j^T R_p (the contact normal's row in joint space) into ctmp_, and returns n_j^T c_p
@@ -131,9 +130,9 @@ class MinimalOde {
   // contact whose force would pull is released between steps (common/contact_events.hpp).
   template <class Llt>
   EIGEN_DONT_INLINE void constrain(State& dydt, const Work& w, const Llt& llt) const {
-    const int k = n_closed_;
+    const int k = cs_.num_closed();
     for (int a = 0; a < k; ++a) {
-      const double gamma = contact_row(contacts_[closed_idx_[a]], w);
+      const double gamma = contact_row(cs_.row(cs_.closed_index(a)), w);
       cG_.row(a) = ctmp_.transpose();
       cb_[a] = ctmp_.dot(dydt.tail(n_)) + gamma;
       llt.solveInPlace(ctmp_);
@@ -142,7 +141,7 @@ class MinimalOde {
     cD_.topLeftCorner(k, k).noalias() = cG_.topRows(k) * cY_.leftCols(k);
     lcp_.solve_equalities(cD_, cb_, k, cx_);
     for (int a = 0; a < k; ++a) {
-      cforce_[closed_idx_[a]] = cx_[a];
+      cforce_[cs_.closed_index(a)] = cx_[a];
       dydt.tail(n_) += cx_[a] * cY_.col(a);
     }
   }
@@ -249,27 +248,13 @@ class MinimalOde {
   }
 
   // ---- Contacts (frictionless point-plane; the event logic is in common/contact_events.hpp) ----
-  int num_contacts() const { return nct_; }
-  double restitution(int j) const { return contacts_[j].e; }
-  bool closed(int j) const { return closed_[j] != 0; }
-  int num_closed() const { return n_closed_; }
-  void set_closed(int j, bool on) {
-    if (closed(j) == on) return;
-    closed_[j] = on ? 1 : 0;
-    n_closed_ = 0;
-    for (int i = 0; i < nct_; ++i)
-      if (closed_[i]) closed_idx_[n_closed_++] = i;
-  }
-  void open_all() {
-    for (int i = 0; i < nct_; ++i) closed_[i] = 0;
-    n_closed_ = 0;
-  }
+  ContactSet& contact_set() { return cs_; }
 
   // Gaps (m, >= 0 admissible) and normal velocities (m/s, < 0 approaching) of every contact at y.
   void contact_state(const State& y, Eigen::VectorXd& gap, Eigen::VectorXd& vn) {
     kinematics(y, work_);
     for (int j = 0; j < nct_; ++j) {
-      const Contact& c = contacts_[j];
+      const Contact& c = cs_.row(j);
       double g = -c.d0, v = 0.0;
       for (int d = 0; d < dim_; ++d) {
         g += c.n[d] * work_.r[c.off + d];
@@ -283,7 +268,7 @@ class MinimalOde {
   // Forces (N, > 0 pushing) of the closed contacts at y, into force[j] (others untouched).
   void closed_forces(const State& y, Eigen::VectorXd& force) {
     rhs(0.0, y, cdy_);
-    for (int a = 0; a < n_closed_; ++a) force[closed_idx_[a]] = cforce_[closed_idx_[a]];
+    for (int a = 0; a < cs_.num_closed(); ++a) force[cs_.closed_index(a)] = cforce_[cs_.closed_index(a)];
   }
 
   // Impact: theta_dot += Mbar^-1 G^T P over the k contacts idx[0..k), the impulses P (N s, along
@@ -301,7 +286,7 @@ class MinimalOde {
       work_.llt.compute(work_.Mbar);
     }
     for (int a = 0; a < k; ++a) {
-      contact_row(contacts_[idx[a]], work_);
+      contact_row(cs_.row(idx[a]), work_);
       cG_.row(a) = ctmp_.transpose();
       const double vn = ctmp_.dot(y.tail(n_));
       cb_[a] = vn + e[a] * std::min(vn, 0.0);
@@ -333,11 +318,8 @@ class MinimalOde {
   double inv_mass_ = 0.0;      // its inverse when N == 1
 
   // Contacts: all storage sized at setup; the right-hand side's scratch is mutable (rhs is const).
+  ContactSet cs_;
   int nct_ = 0;
-  std::vector<Contact> contacts_;
-  std::vector<char> closed_;
-  std::vector<int> closed_idx_;
-  int n_closed_ = 0;
   mutable Eigen::MatrixXd cG_, cY_, cD_;  // G (k x n), Mbar^-1 G^T (n x k), G Mbar^-1 G^T
   mutable Eigen::VectorXd cb_, cx_, cforce_;
   mutable VecN ctmp_;

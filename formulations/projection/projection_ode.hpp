@@ -70,8 +70,7 @@ class ProjectionOde {
   ProjectionOde(const Model& model, std::vector<int> rows, RunStats& stats, bool sparse = false)
       : nat_(model), kc_(nat_, std::move(rows), stats, sparse, "projection"), n_q_(nat_.nq()), n_r_(kc_.kept_rows()),
         Q_(nat_.Q()), MiQ_(n_q_), r_(n_r_), gamma_(n_r_), c_(n_r_), lambda_(n_r_), dl_(n_r_), q0_(model.initial_q()),
-        v0_(model.initial_v()), contacts_(contact_rows(model)), nct_(static_cast<int>(contacts_.size())),
-        closed_(nct_, 0), closed_idx_(nct_, 0), cY_(n_q_, nct_), cD_(nct_, nct_), cb_(nct_), cx_(nct_), cforce_(nct_),
+        v0_(model.initial_v()), cs_(model), nct_(cs_.size()), cY_(n_q_, nct_), cD_(nct_, nct_), cb_(nct_), cx_(nct_), cforce_(nct_),
         cmu_(n_r_), cdy_(2 * n_q_), lcp_(nct_) {}
 
   ProjectionOde(const ProjectionOde&) = delete;
@@ -106,7 +105,7 @@ class ProjectionOde {
     if (n_r_ == 0) {
       v(dydt) = MiQ_;
       if constexpr (kContacts)
-        if (n_closed_ != 0) constrain(v(dydt));
+        if (cs_.num_closed() != 0) constrain(v(dydt));
       return;
     }
     kc_.jacobian();
@@ -124,7 +123,7 @@ class ProjectionOde {
     a = MiQ_;
     kc_.sub_mi_gt_times(lambda_, a);
     if constexpr (kContacts)
-      if (n_closed_ != 0) constrain(a);
+      if (cs_.num_closed() != 0) constrain(a);
   }
 
   // Mass-orthogonal projection of y onto Phi(q) = 0, then onto Phi_q v = 0 (file comment).
@@ -135,32 +134,18 @@ class ProjectionOde {
   }
 
   // ---- Contacts (file comment; the event logic is common/contact_events.hpp) ----
-  int num_contacts() const { return nct_; }
-  double restitution(int j) const { return contacts_[j].e; }
-  bool closed(int j) const { return closed_[j] != 0; }
-  int num_closed() const { return n_closed_; }
-  void set_closed(int j, bool on) {
-    if (closed(j) == on) return;
-    closed_[j] = on ? 1 : 0;
-    n_closed_ = 0;
-    for (int i = 0; i < nct_; ++i)
-      if (closed_[i]) closed_idx_[n_closed_++] = i;
-  }
-  void open_all() {
-    std::fill(closed_.begin(), closed_.end(), 0);
-    n_closed_ = 0;
-  }
+  ContactSet& contact_set() { return cs_; }
   // Gaps (m, >= 0 admissible) and normal velocities (m/s, < 0 approaching) of every contact at y.
   void contact_state(const State& y, Eigen::VectorXd& gap, Eigen::VectorXd& vn) const {
     for (int j = 0; j < nct_; ++j) {
-      gap[j] = normal_dot(contacts_[j], q(y)) - contacts_[j].d0;
-      vn[j] = normal_dot(contacts_[j], v(y));
+      gap[j] = normal_dot(cs_.row(j), q(y)) - cs_.row(j).d0;
+      vn[j] = normal_dot(cs_.row(j), v(y));
     }
   }
   // Forces (N, > 0 pushing) of the closed contacts at y, into force[j] (others untouched).
   void closed_forces(const State& y, Eigen::VectorXd& force) {
     rhs(0.0, y, cdy_);
-    for (int a = 0; a < n_closed_; ++a) force[closed_idx_[a]] = cforce_[closed_idx_[a]];
+    for (int a = 0; a < cs_.num_closed(); ++a) force[cs_.closed_index(a)] = cforce_[cs_.closed_index(a)];
   }
   // Impact: v += W N^T P over the k contacts idx[0..k), with P from the mixed complementarity
   // problem of contact_lcp.hpp on w = N v+ + e min(N v-, 0) = D P + b, D = N W N^T (see
@@ -173,7 +158,7 @@ class ProjectionOde {
       kc_.factor();
     }
     for (int a = 0; a < k; ++a) {
-      const ContactRow& c = contacts_[idx[a]];
+      const ContactRow& c = cs_.row(idx[a]);
       const double vn = normal_dot(c, v(y));
       cb_[a] = vn + e[a] * std::min(vn, 0.0);
       w_normal(c, a);
@@ -181,7 +166,7 @@ class ProjectionOde {
     delassus(idx.data(), k);
     lcp_.solve(cD_, cb_, eq, k, impulse);
     for (int a = 0; a < k; ++a) v(y) += impulse[a] * cY_.col(a);
-    for (int a = 0; a < k; ++a) vn_after[a] = normal_dot(contacts_[idx[a]], v(y));
+    for (int a = 0; a < k; ++a) vn_after[a] = normal_dot(cs_.row(idx[a]), v(y));
   }
 
  private:
@@ -205,22 +190,22 @@ class ProjectionOde {
   // cD_ = N W N^T over the contacts idx[0..k), from the columns cY_.
   void delassus(const int* idx, int k) {
     for (int a = 0; a < k; ++a)
-      for (int b = 0; b < k; ++b) cD_(a, b) = normal_dot(contacts_[idx[a]], cY_.col(b));
+      for (int b = 0; b < k; ++b) cD_(a, b) = normal_dot(cs_.row(idx[a]), cY_.col(b));
   }
   // The closed contacts as bilateral rows on the accelerations a (the free ones on entry), at the
   // loaded q with S factored (rhs()). Out of line: the plain right-hand side stays as it was.
   template <typename A>
   EIGEN_DONT_INLINE void constrain(A&& a) {
-    const int k = n_closed_;
+    const int k = cs_.num_closed();
     for (int i = 0; i < k; ++i) {
-      const ContactRow& c = contacts_[closed_idx_[i]];
+      const ContactRow& c = cs_.row(cs_.closed_index(i));
       cb_[i] = normal_dot(c, a);
       w_normal(c, i);
     }
-    delassus(closed_idx_.data(), k);
+    delassus(cs_.closed_indices(), k);
     lcp_.solve_equalities(cD_, cb_, k, cx_);
     for (int i = 0; i < k; ++i) {
-      cforce_[closed_idx_[i]] = cx_[i];
+      cforce_[cs_.closed_index(i)] = cx_[i];
       a += cx_[i] * cY_.col(i);
     }
   }
@@ -253,11 +238,8 @@ class ProjectionOde {
 
   // Contacts: all storage sized at setup.
   int dim_ = nat_.model().dim;
-  std::vector<ContactRow> contacts_;
+  ContactSet cs_;
   int nct_;
-  std::vector<char> closed_;
-  std::vector<int> closed_idx_;
-  int n_closed_ = 0;
   Eigen::MatrixXd cY_, cD_;  // W N^T (nq x k), N W N^T
   Eigen::VectorXd cb_, cx_, cforce_;
   VecR cmu_;

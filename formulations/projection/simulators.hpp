@@ -24,6 +24,12 @@
 namespace mbs::projection {
 namespace {  // see the file comment
 
+// The formulation, for error messages.
+template <bool kBaumgarte>
+const char* index1_name(bool project) {
+  return kBaumgarte ? "baumgarte" : project ? "projection" : "unprojected";
+}
+
 template <int NQ, int NR, template <class> class Stepper, bool kBaumgarte>
 class FixedSimulator final : public FixedStepSimulator, public ProjectionRun {
  public:
@@ -60,13 +66,14 @@ class FixedSimulator final : public FixedStepSimulator, public ProjectionRun {
   // With contacts (common/contact_events.hpp); every trial step of the event location is projected
   // as a step is. Out of line: the plain step above compiles as it did without contacts.
   EIGEN_DONT_INLINE void contact_step(double h) {
-    fixed_step_with_events(events_, kBaumgarte ? "baumgarte" : "projection", time(), h, y_,
+    fixed_step_with_events(events_, who(), time(), h, y_,
                            [this](double t0, double dt, State& y) {
                              rk_.step(t0, dt, y, stats_);
                              if (project_) ode_.project(t0 + dt, y);
                            });
   }
   void do_model_state() override { ode_.model_state(y_, q_model_, v_model_); }
+  const char* who() const { return index1_name<kBaumgarte>(project_); }
 
   using State = typename Ode::State;
   Ode ode_;
@@ -113,19 +120,21 @@ class ErkSimulator final : public Simulator, public ProjectionRun {
   // With contacts (common/contact_events.hpp), projected as above.
   EIGEN_DONT_INLINE void contact_step(double t_end) {
     adaptive_step_with_events(
-        events_, kBaumgarte ? "baumgarte" : "projection", t_, y_,
+        events_, who(), t_, y_,
         [&] {
           rk_.step(t_, y_, t_end, stats_);
           if (project_) ode_.project(t_, y_);
         },
         [this](double ts, double dt, const State& y0, State& out) {
-          single_.step(ts, dt, y0, out, stats_);
+          out = y0;
+          single_.step(ts, dt, out, stats_);
           if (project_) ode_.project(ts + dt, out);
         },
         [this] { rk_.initialize(t_, y_, stats_); });
   }
   double do_time() const override { return t_; }
   void do_model_state() override { ode_.model_state(y_, q_model_, v_model_); }
+  const char* who() const { return index1_name<kBaumgarte>(project_); }
 
   using State = typename Ode::State;
   Ode ode_;
@@ -133,7 +142,7 @@ class ErkSimulator final : public Simulator, public ProjectionRun {
   State y_;
   bool project_;
   ContactEvents<Ode> events_;
-  RkSingleStep<Ode> single_;
+  FixedButcherRk<Ode> single_;  // one step of the pair's propagating method, for event location
   double t_ = 0.0;
 };
 
