@@ -321,6 +321,7 @@ class GglSimulator final : public Simulator {
       if (!A_) throw SolverError("ida-ggl: SUNSparseMatrix failed");
       LS_.reset(SUNLinSol_KLU(yy_.get(), A_.get(), ctx_.get()));
       if (!LS_) throw SolverError("ida-ggl: SUNLinSol_KLU failed");
+      klu_ = std::make_unique<ida::KluFirstPivots>(LS_.get());
     } else {
       A_.reset(SUNDenseMatrix(n_, n_, ctx_.get()));
       if (!A_) throw SolverError("ida-ggl: SUNDenseMatrix failed");
@@ -352,6 +353,7 @@ class GglSimulator final : public Simulator {
     t_ = 0.0;
     message_[0] = '\0';
     check(IDAReInit(mem_.get(), 0.0, yy_.get(), yp_.get()), "IDAReInit");
+    if (klu_) klu_->begin_run();
     h0_ = initial_step(t_end);
     check(IDASetInitStep(mem_.get(), h0_), "IDASetInitStep");
     check(IDASetStopTime(mem_.get(), t_end), "IDASetStopTime");  // every run: IDA disables it once reached
@@ -454,6 +456,7 @@ class GglSimulator final : public Simulator {
     auto* self = static_cast<GglSimulator*>(user_data);
     const int n = self->n_;
     if (self->dae_.sparse()) {  // IDA zeroes the whole matrix, pattern included, before each call
+      self->klu_->before_setup();
       const auto& cp = self->dae_.column_pointers();
       const auto& ri = self->dae_.row_indices();
       std::copy(cp.begin(), cp.end(), SUNSparseMatrix_IndexPointers(J));
@@ -509,6 +512,7 @@ class GglSimulator final : public Simulator {
   VectorPtr yy_, yp_, id_;
   MatrixPtr A_;
   SolverPtr LS_;
+  std::unique_ptr<ida::KluFirstPivots> klu_;  // the sparse path's pivot keeping (ida_support.hpp)
   IdaPtr mem_;
 };
 

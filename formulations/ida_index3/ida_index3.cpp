@@ -285,6 +285,7 @@ class IdaSimulator final : public Simulator {
       if (!A_) throw SolverError("SUNSparseMatrix failed");
       LS_.reset(SUNLinSol_KLU(yy_.get(), A_.get(), ctx_.get()));
       if (!LS_) throw SolverError("SUNLinSol_KLU failed");
+      klu_ = std::make_unique<ida::KluFirstPivots>(LS_.get());
     } else {
       A_.reset(SUNDenseMatrix(n_, n_, ctx_.get()));
       if (!A_) throw SolverError("SUNDenseMatrix failed");
@@ -316,6 +317,7 @@ class IdaSimulator final : public Simulator {
     t_ = 0.0;
     message_[0] = '\0';
     check(IDAReInit(mem_.get(), 0.0, yy_.get(), yp_.get()), "IDAReInit");
+    if (klu_) klu_->begin_run();
     h0_ = initial_step(t_end);
     check(IDASetInitStep(mem_.get(), h0_), "IDASetInitStep");
     // t_end is known from here on; the stop time keeps IDA from stepping past it. Set every run:
@@ -413,6 +415,7 @@ class IdaSimulator final : public Simulator {
     auto* self = static_cast<IdaSimulator*>(user_data);
     const int n = self->n_;
     if (self->dae_.sparse()) {  // IDA zeroes the whole matrix, pattern included, before each call
+      self->klu_->before_setup();
       const auto& cp = self->dae_.column_pointers();
       const auto& ri = self->dae_.row_indices();
       std::copy(cp.begin(), cp.end(), SUNSparseMatrix_IndexPointers(J));
@@ -474,6 +477,7 @@ class IdaSimulator final : public Simulator {
   VectorPtr yy_, yp_, id_;
   MatrixPtr A_;
   SolverPtr LS_;
+  std::unique_ptr<ida::KluFirstPivots> klu_;  // the sparse path's pivot keeping (ida_support.hpp)
   IdaPtr mem_;
 };
 
