@@ -91,9 +91,111 @@ inline Mat3 quaternion_rotation(const double* q) {
   return Q.toRotationMatrix();
 }
 
-struct Node {  // a model body in the graph: point mass or rigid body, and its world state at t = 0
-  int point = -1, body = -1;
-};
+// Planar spatial algebra on [omega_n; v_e1; v_e2] (n = e1 x e2); a joint transform is (co, si, r):
+// E rotates by the joint angle about n (E = [co si; -si co] on the plane), r the child origin.
+// X m: [w; E (v - r x w)], with r x (w n) = w (r_2, -r_1).
+inline Vec3 xmotion2(double co, double si, const Vec2& r, const Vec3& m) {
+  const double x = m[1] - m[0] * r[1], y = m[2] + m[0] * r[0];
+  return Vec3(m[0], co * x + si * y, co * y - si * x);
+}
+// X^T f: [n + (r x E^T f) . n; E^T f].
+inline Vec3 xforce_t2(double co, double si, const Vec2& r, const Vec3& f) {
+  const double fx = co * f[1] - si * f[2], fy = si * f[1] + co * f[2];
+  return Vec3(f[0] + r[0] * fy - r[1] * fx, fx, fy);
+}
+inline Vec3 crm2(const Vec3& v, const Vec3& m) {  // v x m (motion): the rotation part is 0 in the plane
+  return Vec3(0.0, v[2] * m[0] - v[0] * m[2], v[0] * m[1] - v[1] * m[0]);
+}
+inline Vec3 crf2(const Vec3& v, const Vec3& f) {  // v x* f (force)
+  return Vec3(v[1] * f[2] - v[2] * f[1], -v[0] * f[2], v[0] * f[1]);
+}
+// X^T Ia X added to out, for X = [1 0; b E], b = E t, t = (-r_2, r_1), and the symmetric
+// Ia = [a c^T; c B] given by a, c and B's entries: [a + 2 c'.t + t^T B' t, (c' + B' t)^T; c' + B' t, B']
+// with B' = E^T B E and c' = E^T c rotated back to the parent.
+inline void add_xtix2(double co, double si, const Vec2& r, double a, double cx, double cy, double b00, double b01,
+                      double b11, Mat3& out) {
+  const double p00 = co * co * b00 - 2 * co * si * b01 + si * si * b11;
+  const double p11 = si * si * b00 + 2 * co * si * b01 + co * co * b11;
+  const double p01 = co * si * (b00 - b11) + (co * co - si * si) * b01;
+  const double qx = co * cx - si * cy, qy = si * cx + co * cy;
+  const double tx = -r[1], ty = r[0];
+  const double Btx = p00 * tx + p01 * ty, Bty = p01 * tx + p11 * ty;
+  const double c0 = qx + Btx, c1 = qy + Bty;
+  out(0, 0) += a + 2.0 * (qx * tx + qy * ty) + tx * Btx + ty * Bty;
+  out(1, 0) += c0;
+  out(0, 1) += c0;
+  out(2, 0) += c1;
+  out(0, 2) += c1;
+  out(1, 1) += p00;
+  out(2, 2) += p11;
+  out(1, 2) += p01;
+  out(2, 1) += p01;
+}
+// The same for a general Ia, symmetrized (as in the spatial path).
+inline void add_xtix2(double co, double si, const Vec2& r, const Mat3& Ia, Mat3& out) {
+  add_xtix2(co, si, r, Ia(0, 0), 0.5 * (Ia(1, 0) + Ia(0, 1)), 0.5 * (Ia(2, 0) + Ia(0, 2)), Ia(1, 1),
+            0.5 * (Ia(1, 2) + Ia(2, 1)), Ia(2, 2), out);
+}
+
+// D^-1 of a joint's S^T IA S, closed forms: Eigen's inverse of a runtime-size block goes through an LU.
+inline void invert_small(const MatJ& D, MatJ& Dinv) {
+  const Eigen::Index nv = D.rows();
+  if (nv == 1) {
+    Dinv.resize(1, 1);
+    Dinv(0, 0) = 1.0 / D(0, 0);
+  } else if (nv == 2) {
+    const double det = D(0, 0) * D(1, 1) - D(0, 1) * D(1, 0);
+    Dinv.resize(2, 2);
+    Dinv << D(1, 1) / det, -D(0, 1) / det, -D(1, 0) / det, D(0, 0) / det;
+  } else if (nv == 3) {
+    Dinv = Mat3(D).inverse();
+  } else {
+    Dinv = D.inverse();
+  }
+}
+
+// Sets tree.planar when every joint's motion subspace lies in the planar motions about one normal n
+// (the first revolute axis, or z in a planar model without one), and the bodies' planar descriptions.
+void detect_planar(SpatialTree& tree) {
+  tree.planar = false;
+  tree.planar_bodies.clear();
+  Vec3 n = Vec3::Zero();
+  for (const TreeBody& b : tree.bodies)
+    if (b.type == JointType::kRevolute) {
+      n = b.axis.normalized();
+      break;
+    }
+  if (n.isZero()) {
+    if (tree.dim != 2) return;
+    n = Vec3::UnitZ();
+  }
+  // Axes are unit vectors: parallel to round-off, or not planar.
+  constexpr double kTol = 1e-12;
+  for (const TreeBody& b : tree.bodies)
+    for (int k = 0; k < b.nv; ++k) {
+      const Vec3 w = b.S.col(k).head<3>(), v = b.S.col(k).tail<3>();
+      if ((w - w.dot(n) * n).norm() > kTol || std::abs(v.dot(n)) > kTol) return;
+    }
+  const Vec3 x = Vec3::UnitX();
+  const Vec3 e1 = std::abs(x.dot(n)) < 0.5 ? Vec3((x - x.dot(n) * n).normalized()) : Vec3(n.unitOrthogonal());
+  tree.normal = n;
+  tree.e1 = e1;
+  tree.e2 = n.cross(e1);
+  Eigen::Matrix<double, 6, 3> P = Eigen::Matrix<double, 6, 3>::Zero();
+  P.col(0).head<3>() = n;
+  P.col(1).tail<3>() = tree.e1;
+  P.col(2).tail<3>() = tree.e2;
+  tree.planar_bodies.resize(tree.bodies.size());
+  for (size_t i = 0; i < tree.bodies.size(); ++i) {
+    const TreeBody& b = tree.bodies[i];
+    PlanarBody& pb = tree.planar_bodies[i];
+    pb.I = P.transpose() * b.I * P;
+    pb.I = (0.5 * (pb.I + pb.I.transpose())).eval();
+    pb.S = P.transpose() * b.S;
+    pb.p = Vec2(b.p.dot(tree.e1), b.p.dot(tree.e2));
+  }
+  tree.planar = true;
+}
 
 }  // namespace
 
@@ -323,6 +425,7 @@ std::string build_spatial_tree(const Model& model, SpatialTree& tree) {
   tree.q0 = Eigen::Map<Eigen::VectorXd>(q0.data(), static_cast<Eigen::Index>(q0.size()));
   tree.v0 = Eigen::Map<Eigen::VectorXd>(v0.data(), static_cast<Eigen::Index>(v0.size()));
   for (int d : depth) tree.depth = std::max(tree.depth, d);
+  detect_planar(tree);
   // lambda over DOFs: within a joint the previous DOF; the first DOF of a joint, the last DOF of the
   // nearest ancestor that has DOFs.
   tree.dof_parent.assign(tree.nv, -1);
@@ -361,6 +464,19 @@ TreeWorkspace::TreeWorkspace(const SpatialTree& tree, bool with_mass_matrix) {
   if (with_mass_matrix) {
     H = Eigen::MatrixXd::Zero(tree.nv, tree.nv);
     b = Eigen::VectorXd::Zero(tree.nv);
+  }
+  if (tree.planar) {
+    planar.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      Planar& p = planar[i];
+      p.v.setZero();
+      p.c.setZero();
+      p.a.setZero();
+      p.pA.setZero();
+      p.IA.setZero();
+      p.U = MatS3::Zero(3, tree.bodies[i].nv);
+      p.r.setZero();
+    }
   }
 }
 
@@ -417,6 +533,117 @@ void kinematics(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>
 
 void aba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
          TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd) {
+  if (tree.planar) aba_planar(tree, q, qd, ws, qdd);
+  else aba_spatial(tree, q, qd, ws, qdd);
+}
+
+void aba_planar(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd) {
+  const int n = static_cast<int>(tree.bodies.size());
+  // Kinematics, and the bodies' own inertias and bias forces.
+  for (int i = 0; i < n; ++i) {
+    const TreeBody& b = tree.bodies[i];
+    const PlanarBody& pb = tree.planar_bodies[i];
+    TreeWorkspace::Planar& w = ws.planar[i];
+    Vec3 vJ = Vec3::Zero();
+    w.r = pb.p;
+    w.co = 1.0;
+    w.si = 0.0;
+    if (b.nv == 1) {
+      vJ = pb.S.col(0) * qd[b.vi];
+      if (b.type == JointType::kRevolute) {
+        const double th = pb.S(0, 0) * q[b.qi];  // the axis is +n or -n
+        w.co = std::cos(th);
+        w.si = std::sin(th);
+      } else {
+        w.r += pb.S.col(0).tail<2>() * q[b.qi];
+      }
+    } else if (b.nv > 1) {  // translation: q are displacements along S
+      vJ.noalias() = pb.S * qd.segment(b.vi, b.nv);
+      w.r.noalias() += pb.S.bottomRows<2>() * q.segment(b.qi, b.nq);
+    }
+    if (b.parent < 0) {
+      w.v = vJ;
+      w.c.setZero();
+    } else {
+      w.v = xmotion2(w.co, w.si, w.r, ws.planar[b.parent].v) + vJ;
+      w.c = crm2(w.v, vJ);
+    }
+    w.IA = pb.I;
+    w.pA = crf2(w.v, pb.I * w.v);
+  }
+  for (int i = n - 1; i >= 0; --i) {
+    const TreeBody& b = tree.bodies[i];
+    const PlanarBody& pb = tree.planar_bodies[i];
+    TreeWorkspace::Planar& w = ws.planar[i];
+    Mat3 Ia;
+    Vec3 pa;
+    if (b.type == JointType::kRevolute) {
+      // A pin about +-n: D = IA(0, 0) whatever the sign, and no moment about n passes to the
+      // parent: the articulated inertia's rotation row and column and pa's moment vanish.
+      const Mat3& IA = w.IA;
+      const double sigma = pb.S(0, 0), Dinv = 1.0 / IA(0, 0);
+      w.U.col(0) = sigma * IA.col(0);
+      w.Dinv = Dinv;
+      w.u = -sigma * w.pA[0];
+      if (b.parent < 0) continue;
+      const double kx = Dinv * IA(1, 0), ky = Dinv * IA(2, 0);
+      const double b00 = IA(1, 1) - kx * IA(1, 0), b01 = IA(1, 2) - kx * IA(2, 0), b11 = IA(2, 2) - ky * IA(2, 0);
+      const double f = Dinv * w.pA[0];
+      const Vec3 pa(0.0, w.pA[1] + b00 * w.c[1] + b01 * w.c[2] - f * IA(1, 0),
+                    w.pA[2] + b01 * w.c[1] + b11 * w.c[2] - f * IA(2, 0));
+      TreeWorkspace::Planar& wp = ws.planar[b.parent];
+      add_xtix2(w.co, w.si, w.r, 0.0, 0.0, 0.0, b00, b01, b11, wp.IA);
+      wp.pA += xforce_t2(w.co, w.si, w.r, pa);
+      continue;
+    }
+    if (b.nv == 1) {  // prismatic
+      const Vec3 s = pb.S.col(0);
+      const Vec3 U = w.IA * s;
+      w.U.col(0) = U;
+      w.Dinv = 1.0 / s.dot(U);
+      w.u = -s.dot(w.pA);
+      if (b.parent < 0) continue;
+      Ia.noalias() = w.IA - (w.Dinv * U) * U.transpose();
+      pa.noalias() = w.pA + Ia * w.c + (w.Dinv * w.u) * U;
+    } else if (b.nv > 0) {
+      w.U.noalias() = w.IA * pb.S;
+      invert_small(pb.S.transpose() * w.U, ws.Dinv[i]);
+      ws.u[i].noalias() = -pb.S.transpose() * w.pA;
+      if (b.parent < 0) continue;
+      const MatS3 UD = w.U * ws.Dinv[i];
+      Ia.noalias() = w.IA - UD * w.U.transpose();
+      pa.noalias() = w.pA + Ia * w.c + UD * ws.u[i];
+    } else {
+      if (b.parent < 0) continue;
+      Ia = w.IA;
+      pa = w.pA + Ia * w.c;
+    }
+    TreeWorkspace::Planar& wp = ws.planar[b.parent];
+    add_xtix2(w.co, w.si, w.r, Ia, wp.IA);  // symmetrized, as in the spatial path
+    wp.pA += xforce_t2(w.co, w.si, w.r, pa);
+  }
+  // A gravity component along n moves nothing in the plane.
+  const Vec3 a0(0.0, -tree.gravity.dot(tree.e1), -tree.gravity.dot(tree.e2));
+  for (int i = 0; i < n; ++i) {
+    const TreeBody& b = tree.bodies[i];
+    const PlanarBody& pb = tree.planar_bodies[i];
+    TreeWorkspace::Planar& w = ws.planar[i];
+    w.a = xmotion2(w.co, w.si, w.r, b.parent < 0 ? a0 : ws.planar[b.parent].a) + w.c;
+    if (b.nv == 1) {
+      const double x = w.Dinv * (w.u - w.U.col(0).dot(w.a));
+      qdd[b.vi] = x;
+      w.a += pb.S.col(0) * x;
+    } else if (b.nv > 0) {
+      const VecJ x = ws.Dinv[i] * (ws.u[i] - w.U.transpose() * w.a);
+      qdd.segment(b.vi, b.nv) = x;
+      w.a.noalias() += pb.S * x;
+    }
+  }
+}
+
+void aba_spatial(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                 const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd) {
   const int n = static_cast<int>(tree.bodies.size());
   kinematics(tree, q, qd, ws);
   for (int i = 0; i < n; ++i) {
