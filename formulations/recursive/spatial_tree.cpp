@@ -91,6 +91,34 @@ inline Mat3 quaternion_rotation(const double* q) {
   return Q.toRotationMatrix();
 }
 
+// sin x and cos x together, inline so that a loop over the joints keeps no libm call: x reduced by
+// k pi/2 to [-pi/4, pi/4] (pi/2 in three parts, exact products for |k| < 2^20), then Cephes' sin and
+// cos polynomials there (relative error ~2e-16); std:: beyond |x| = 1e5, where the reduction would lose bits.
+inline void sin_cos(double x, double& s, double& c) {
+  if (!(std::abs(x) < 1e5)) {
+    s = std::sin(x);
+    c = std::cos(x);
+    return;
+  }
+  constexpr double kRound = 6755399441055744.0;  // 1.5 * 2^52: adding and subtracting it rounds to an integer
+  const double k = (x * 6.36619772367581382433e-01 + kRound) - kRound;
+  const double r = ((x - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11) - k * 2.02226624871116645580e-21;
+  const double z = r * r;
+  const double sr =
+      r + r * z *
+              (((((1.58962301576546568060e-10 * z - 2.50507477628578072866e-8) * z + 2.75573136213857245213e-6) * z -
+                 1.98412698295895385996e-4) * z + 8.33333333332211858878e-3) * z - 1.66666666666666307295e-1);
+  const double cr =
+      1.0 - 0.5 * z +
+      z * z *
+          (((((-1.13585365213876817300e-11 * z + 2.08757008419747316778e-9) * z - 2.75573141792967388112e-7) * z +
+             2.48015872888517045348e-5) * z - 1.38888888888730564116e-3) * z + 4.16666666666665929218e-2);
+  const int quadrant = static_cast<int>(static_cast<long long>(k) & 3);
+  const double ss = (quadrant & 1) ? cr : sr, cc = (quadrant & 1) ? sr : cr;
+  s = (quadrant & 2) ? -ss : ss;
+  c = ((quadrant + 1) & 2) ? -cc : cc;
+}
+
 // Planar spatial algebra on [omega_n; v_e1; v_e2] (n = e1 x e2); a joint transform is (co, si, r):
 // E rotates by the joint angle about n (E = [co si; -si co] on the plane), r the child origin.
 // X m: [w; E (v - r x w)], with r x (w n) = w (r_2, -r_1).
@@ -193,6 +221,11 @@ void detect_planar(SpatialTree& tree) {
     pb.I = (0.5 * (pb.I + pb.I.transpose())).eval();
     pb.S = P.transpose() * b.S;
     pb.p = Vec2(b.p.dot(tree.e1), b.p.dot(tree.e2));
+    pb.type = b.type;
+    pb.parent = b.parent;
+    pb.qi = b.qi;
+    pb.vi = b.vi;
+    pb.nv = b.nv;
   }
   tree.planar = true;
 }
@@ -540,27 +573,29 @@ void aba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, co
 void aba_planar(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
                 const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd) {
   const int n = static_cast<int>(tree.bodies.size());
+  // The joint rotations first: independent of one another, they stay out of the recursion's chain.
+  for (int i = 0; i < n; ++i) {
+    const PlanarBody& b = tree.planar_bodies[i];
+    TreeWorkspace::Planar& w = ws.planar[i];
+    if (b.type == JointType::kRevolute) {
+      sin_cos(b.S(0, 0) * q[b.qi], w.si, w.co);  // the axis is +n or -n
+    } else {
+      w.co = 1.0;
+      w.si = 0.0;
+    }
+  }
   // Kinematics, and the bodies' own inertias and bias forces.
   for (int i = 0; i < n; ++i) {
-    const TreeBody& b = tree.bodies[i];
-    const PlanarBody& pb = tree.planar_bodies[i];
+    const PlanarBody& b = tree.planar_bodies[i];
     TreeWorkspace::Planar& w = ws.planar[i];
     Vec3 vJ = Vec3::Zero();
-    w.r = pb.p;
-    w.co = 1.0;
-    w.si = 0.0;
+    w.r = b.p;
     if (b.nv == 1) {
-      vJ = pb.S.col(0) * qd[b.vi];
-      if (b.type == JointType::kRevolute) {
-        const double th = pb.S(0, 0) * q[b.qi];  // the axis is +n or -n
-        w.co = std::cos(th);
-        w.si = std::sin(th);
-      } else {
-        w.r += pb.S.col(0).tail<2>() * q[b.qi];
-      }
+      vJ = b.S.col(0) * qd[b.vi];
+      if (b.type == JointType::kPrismatic) w.r += b.S.col(0).tail<2>() * q[b.qi];
     } else if (b.nv > 1) {  // translation: q are displacements along S
-      vJ.noalias() = pb.S * qd.segment(b.vi, b.nv);
-      w.r.noalias() += pb.S.bottomRows<2>() * q.segment(b.qi, b.nq);
+      vJ.noalias() = b.S * qd.segment(b.vi, b.nv);
+      w.r.noalias() += b.S.bottomRows<2>() * q.segment(b.qi, b.nv);
     }
     if (b.parent < 0) {
       w.v = vJ;
@@ -569,12 +604,11 @@ void aba_planar(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>
       w.v = xmotion2(w.co, w.si, w.r, ws.planar[b.parent].v) + vJ;
       w.c = crm2(w.v, vJ);
     }
-    w.IA = pb.I;
-    w.pA = crf2(w.v, pb.I * w.v);
+    w.IA = b.I;
+    w.pA = crf2(w.v, b.I * w.v);
   }
   for (int i = n - 1; i >= 0; --i) {
-    const TreeBody& b = tree.bodies[i];
-    const PlanarBody& pb = tree.planar_bodies[i];
+    const PlanarBody& b = tree.planar_bodies[i];
     TreeWorkspace::Planar& w = ws.planar[i];
     Mat3 Ia;
     Vec3 pa;
@@ -582,7 +616,7 @@ void aba_planar(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>
       // A pin about +-n: D = IA(0, 0) whatever the sign, and no moment about n passes to the
       // parent: the articulated inertia's rotation row and column and pa's moment vanish.
       const Mat3& IA = w.IA;
-      const double sigma = pb.S(0, 0), Dinv = 1.0 / IA(0, 0);
+      const double sigma = b.S(0, 0), Dinv = 1.0 / IA(0, 0);
       w.U.col(0) = sigma * IA.col(0);
       w.Dinv = Dinv;
       w.u = -sigma * w.pA[0];
@@ -598,7 +632,7 @@ void aba_planar(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>
       continue;
     }
     if (b.nv == 1) {  // prismatic
-      const Vec3 s = pb.S.col(0);
+      const Vec3 s = b.S.col(0);
       const Vec3 U = w.IA * s;
       w.U.col(0) = U;
       w.Dinv = 1.0 / s.dot(U);
@@ -607,9 +641,9 @@ void aba_planar(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>
       Ia.noalias() = w.IA - (w.Dinv * U) * U.transpose();
       pa.noalias() = w.pA + Ia * w.c + (w.Dinv * w.u) * U;
     } else if (b.nv > 0) {
-      w.U.noalias() = w.IA * pb.S;
-      invert_small(pb.S.transpose() * w.U, ws.Dinv[i]);
-      ws.u[i].noalias() = -pb.S.transpose() * w.pA;
+      w.U.noalias() = w.IA * b.S;
+      invert_small(b.S.transpose() * w.U, ws.Dinv[i]);
+      ws.u[i].noalias() = -b.S.transpose() * w.pA;
       if (b.parent < 0) continue;
       const MatS3 UD = w.U * ws.Dinv[i];
       Ia.noalias() = w.IA - UD * w.U.transpose();
@@ -626,18 +660,17 @@ void aba_planar(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>
   // A gravity component along n moves nothing in the plane.
   const Vec3 a0(0.0, -tree.gravity.dot(tree.e1), -tree.gravity.dot(tree.e2));
   for (int i = 0; i < n; ++i) {
-    const TreeBody& b = tree.bodies[i];
-    const PlanarBody& pb = tree.planar_bodies[i];
+    const PlanarBody& b = tree.planar_bodies[i];
     TreeWorkspace::Planar& w = ws.planar[i];
     w.a = xmotion2(w.co, w.si, w.r, b.parent < 0 ? a0 : ws.planar[b.parent].a) + w.c;
     if (b.nv == 1) {
       const double x = w.Dinv * (w.u - w.U.col(0).dot(w.a));
       qdd[b.vi] = x;
-      w.a += pb.S.col(0) * x;
+      w.a += b.S.col(0) * x;
     } else if (b.nv > 0) {
       const VecJ x = ws.Dinv[i] * (ws.u[i] - w.U.transpose() * w.a);
       qdd.segment(b.vi, b.nv) = x;
-      w.a.noalias() += pb.S * x;
+      w.a.noalias() += b.S * x;
     }
   }
 }

@@ -76,6 +76,9 @@ struct PlanarBody {
   Mat3 I = Mat3::Zero();  // P^T I P: the spatial inertia on planar motions
   MatS3 S;                // motion subspace in planar coordinates
   Vec2 p = Vec2::Zero();  // joint origin in parent coordinates, in the plane (its n part moves nothing)
+  // TreeBody's, copied so that the planar recursions read one compact record per body.
+  JointType type = JointType::kFixed;
+  int parent = -1, qi = 0, vi = 0, nv = 0;  // nq = nv: no quaternion in a planar tree
 };
 
 struct SpatialTree {
