@@ -119,52 +119,33 @@ inline void sin_cos(double x, double& s, double& c) {
   c = ((quadrant + 1) & 2) ? -cc : cc;
 }
 
-// Planar spatial algebra on [omega_n; v_e1; v_e2] (n = e1 x e2); a joint transform is (co, si, r):
-// E rotates by the joint angle about n (E = [co si; -si co] on the plane), r the child origin.
-// X m: [w; E (v - r x w)], with r x (w n) = w (r_2, -r_1).
-inline Vec3 xmotion2(double co, double si, const Vec2& r, const Vec3& m) {
-  const double x = m[1] - m[0] * r[1], y = m[2] + m[0] * r[0];
-  return Vec3(m[0], co * x + si * y, co * y - si * x);
-}
-// X^T f: [n + (r x E^T f) . n; E^T f].
-inline Vec3 xforce_t2(double co, double si, const Vec2& r, const Vec3& f) {
-  const double fx = co * f[1] - si * f[2], fy = si * f[1] + co * f[2];
-  return Vec3(f[0] + r[0] * fy - r[1] * fx, fx, fy);
-}
+// Planar spatial algebra on [omega_n; v_e1; v_e2] (n = e1 x e2), in frames with the plane's axes:
+// the transform from a parent's frame to a child's is a translation by r, kept as t = (-r_2, r_1).
+// X m: [w; v - r x w], with r x (w n) = -w t.
+inline Vec3 xmotion_t(const Vec2& t, const Vec3& m) { return Vec3(m[0], m[1] + m[0] * t[0], m[2] + m[0] * t[1]); }
+// X^T f: [n + (r x f) . n; f].
+inline Vec3 xforce_t_t(const Vec2& t, const Vec3& f) { return Vec3(f[0] + t[0] * f[1] + t[1] * f[2], f[1], f[2]); }
 inline Vec3 crm2(const Vec3& v, const Vec3& m) {  // v x m (motion): the rotation part is 0 in the plane
   return Vec3(0.0, v[2] * m[0] - v[0] * m[2], v[0] * m[1] - v[1] * m[0]);
 }
 inline Vec3 crf2(const Vec3& v, const Vec3& f) {  // v x* f (force)
   return Vec3(v[1] * f[2] - v[2] * f[1], -v[0] * f[2], v[0] * f[1]);
 }
-// X^T Ia X added to out, for X = [1 0; b E], b = E t, t = (-r_2, r_1), and the symmetric
-// Ia = [a c^T; c B] given by a, c and B's entries: [a + 2 c'.t + t^T B' t, (c' + B' t)^T; c' + B' t, B']
-// with B' = E^T B E and c' = E^T c rotated back to the parent.
-inline void add_xtix2(double co, double si, const Vec2& r, double a, double cx, double cy, double b00, double b01,
-                      double b11, Mat3& out) {
-  const double p00 = co * co * b00 - 2 * co * si * b01 + si * si * b11;
-  const double p11 = si * si * b00 + 2 * co * si * b01 + co * co * b11;
-  const double p01 = co * si * (b00 - b11) + (co * co - si * si) * b01;
-  const double qx = co * cx - si * cy, qy = si * cx + co * cy;
-  const double tx = -r[1], ty = r[0];
-  const double Btx = p00 * tx + p01 * ty, Bty = p01 * tx + p11 * ty;
-  const double c0 = qx + Btx, c1 = qy + Bty;
-  out(0, 0) += a + 2.0 * (qx * tx + qy * ty) + tx * Btx + ty * Bty;
+// X^T Ia X added to out, for X = [1 0; t 1] and the symmetric Ia = [a c^T; c B] given by a, c and
+// B's entries: [a + 2 c.t + t^T B t, (c + B t)^T; c + B t, B].
+inline void add_xtix_t(const Vec2& t, double a, double cx, double cy, double b00, double b01, double b11, Mat3& out) {
+  const double Btx = b00 * t[0] + b01 * t[1], Bty = b01 * t[0] + b11 * t[1];
+  const double c0 = cx + Btx, c1 = cy + Bty;
+  out(0, 0) += a + 2.0 * (cx * t[0] + cy * t[1]) + t[0] * Btx + t[1] * Bty;
   out(1, 0) += c0;
   out(0, 1) += c0;
   out(2, 0) += c1;
   out(0, 2) += c1;
-  out(1, 1) += p00;
-  out(2, 2) += p11;
-  out(1, 2) += p01;
-  out(2, 1) += p01;
+  out(1, 1) += b00;
+  out(2, 2) += b11;
+  out(1, 2) += b01;
+  out(2, 1) += b01;
 }
-// The same for a general Ia, symmetrized (as in the spatial path).
-inline void add_xtix2(double co, double si, const Vec2& r, const Mat3& Ia, Mat3& out) {
-  add_xtix2(co, si, r, Ia(0, 0), 0.5 * (Ia(1, 0) + Ia(0, 1)), 0.5 * (Ia(2, 0) + Ia(0, 2)), Ia(1, 1),
-            0.5 * (Ia(1, 2) + Ia(2, 1)), Ia(2, 2), out);
-}
-
 // D^-1 of a joint's S^T IA S, closed forms: Eigen's inverse of a runtime-size block goes through an LU.
 inline void invert_small(const MatJ& D, MatJ& Dinv) {
   const Eigen::Index nv = D.rows();
@@ -508,7 +489,8 @@ TreeWorkspace::TreeWorkspace(const SpatialTree& tree, bool with_mass_matrix) {
       p.pA.setZero();
       p.IA.setZero();
       p.U = MatS3::Zero(3, tree.bodies[i].nv);
-      p.r.setZero();
+      p.S = MatS3::Zero(3, tree.bodies[i].nv);
+      p.t.setZero();
     }
   }
 }
@@ -572,50 +554,74 @@ void aba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, co
 
 void aba_planar(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
                 const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd) {
+  // Every body's frame is its joint's origin with the plane's axes (e1, e2), not the body's: a
+  // transform between frames is then a translation, and no rotation lies on the recursions'
+  // dependency chains; each body's rotation phi (from its initial orientation) turns its own inertia
+  // and motion subspace, independently of the others.
   const int n = static_cast<int>(tree.bodies.size());
-  // The joint rotations first: independent of one another, they stay out of the recursion's chain.
   for (int i = 0; i < n; ++i) {
     const PlanarBody& b = tree.planar_bodies[i];
-    TreeWorkspace::Planar& w = ws.planar[i];
-    if (b.type == JointType::kRevolute) {
-      sin_cos(b.S(0, 0) * q[b.qi], w.si, w.co);  // the axis is +n or -n
-    } else {
-      w.co = 1.0;
-      w.si = 0.0;
-    }
+    const double phi = b.parent < 0 ? 0.0 : ws.planar[b.parent].phi;
+    ws.planar[i].phi = b.type == JointType::kRevolute ? phi + b.S(0, 0) * q[b.qi] : phi;  // the axis is +n or -n
   }
-  // Kinematics, and the bodies' own inertias and bias forces.
+  for (int i = 0; i < n; ++i) sin_cos(ws.planar[i].phi, ws.planar[i].si, ws.planar[i].co);
+  // Kinematics, and the bodies' own inertias and bias forces (on scalars where a 3-vector would be
+  // stored piecewise and read back whole, which stalls the store forwarding).
   for (int i = 0; i < n; ++i) {
     const PlanarBody& b = tree.planar_bodies[i];
     TreeWorkspace::Planar& w = ws.planar[i];
-    Vec3 vJ = Vec3::Zero();
-    w.r = b.p;
-    if (b.nv == 1) {
-      vJ = b.S.col(0) * qd[b.vi];
-      if (b.type == JointType::kPrismatic) w.r += b.S.col(0).tail<2>() * q[b.qi];
-    } else if (b.nv > 1) {  // translation: q are displacements along S
-      vJ.noalias() = b.S * qd.segment(b.vi, b.nv);
-      w.r.noalias() += b.S.bottomRows<2>() * q.segment(b.qi, b.nv);
+    Vec2 p = b.p;  // the joint's origin in parent coordinates
+    const bool pin = b.type == JointType::kRevolute;
+    if (!pin && b.nv > 0) {  // prismatic, translation: q are displacements along S; the frame turns with the parent's
+      p.noalias() += b.S.bottomRows<2>() * q.segment(b.qi, b.nv);
+      w.S.row(0) = b.S.row(0);
+      w.S.row(1) = w.co * b.S.row(1) - w.si * b.S.row(2);
+      w.S.row(2) = w.si * b.S.row(1) + w.co * b.S.row(2);
     }
+    double v0 = 0.0, v1 = 0.0, v2 = 0.0;  // the parent's velocity carried to this frame
     if (b.parent < 0) {
-      w.v = vJ;
-      w.c.setZero();
+      w.t = Vec2(-p[1], p[0]);
     } else {
-      w.v = xmotion2(w.co, w.si, w.r, ws.planar[b.parent].v) + vJ;
-      w.c = crm2(w.v, vJ);
+      const TreeWorkspace::Planar& wp = ws.planar[b.parent];
+      const double tx = -(wp.si * p[0] + wp.co * p[1]), ty = wp.co * p[0] - wp.si * p[1];  // (-r_2, r_1), r = R_parent p
+      w.t = Vec2(tx, ty);
+      v0 = wp.v[0];
+      v1 = wp.v[1] + v0 * tx;
+      v2 = wp.v[2] + v0 * ty;
     }
-    w.IA = b.I;
-    w.pA = crf2(w.v, b.I * w.v);
+    if (pin) {
+      const double wJ = b.S(0, 0) * qd[b.vi];
+      v0 += wJ;
+      w.c = Vec3(0.0, v2 * wJ, -v1 * wJ);  // v x [wJ 0 0]
+    } else if (b.nv > 0) {
+      Vec3 vJ;
+      vJ.noalias() = w.S * qd.segment(b.vi, b.nv);
+      v0 += vJ[0];
+      v1 += vJ[1];
+      v2 += vJ[2];
+      w.c = crm2(Vec3(v0, v1, v2), vJ);
+    } else {
+      w.c.setZero();
+    }
+    w.v = Vec3(v0, v1, v2);
+    // The inertia turned by the body's rotation R: [a (R c)^T; R c, R B R^T].
+    const Mat3& I = b.I;
+    const double co = w.co, si = w.si, cs = co * si, cc = co * co, ss = si * si;
+    const double a = I(0, 0), cx = co * I(1, 0) - si * I(2, 0), cy = si * I(1, 0) + co * I(2, 0);
+    const double b00 = cc * I(1, 1) - 2.0 * cs * I(1, 2) + ss * I(2, 2);
+    const double b11 = ss * I(1, 1) + 2.0 * cs * I(1, 2) + cc * I(2, 2);
+    const double b01 = cs * (I(1, 1) - I(2, 2)) + (cc - ss) * I(1, 2);
+    w.IA << a, cx, cy, cx, b00, b01, cy, b01, b11;
+    const double f1 = cx * v0 + b00 * v1 + b01 * v2, f2 = cy * v0 + b01 * v1 + b11 * v2;
+    w.pA = Vec3(v1 * f2 - v2 * f1, -v0 * f2, v0 * f1);  // v x* (I v)
   }
   for (int i = n - 1; i >= 0; --i) {
     const PlanarBody& b = tree.planar_bodies[i];
     TreeWorkspace::Planar& w = ws.planar[i];
-    Mat3 Ia;
-    Vec3 pa;
+    const Mat3& IA = w.IA;
     if (b.type == JointType::kRevolute) {
       // A pin about +-n: D = IA(0, 0) whatever the sign, and no moment about n passes to the
       // parent: the articulated inertia's rotation row and column and pa's moment vanish.
-      const Mat3& IA = w.IA;
       const double sigma = b.S(0, 0), Dinv = 1.0 / IA(0, 0);
       w.U.col(0) = sigma * IA.col(0);
       w.Dinv = Dinv;
@@ -627,50 +633,58 @@ void aba_planar(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>
       const Vec3 pa(0.0, w.pA[1] + b00 * w.c[1] + b01 * w.c[2] - f * IA(1, 0),
                     w.pA[2] + b01 * w.c[1] + b11 * w.c[2] - f * IA(2, 0));
       TreeWorkspace::Planar& wp = ws.planar[b.parent];
-      add_xtix2(w.co, w.si, w.r, 0.0, 0.0, 0.0, b00, b01, b11, wp.IA);
-      wp.pA += xforce_t2(w.co, w.si, w.r, pa);
+      add_xtix_t(w.t, 0.0, 0.0, 0.0, b00, b01, b11, wp.IA);
+      wp.pA += xforce_t_t(w.t, pa);
       continue;
     }
+    Mat3 Ia;
+    Vec3 pa;
     if (b.nv == 1) {  // prismatic
-      const Vec3 s = b.S.col(0);
-      const Vec3 U = w.IA * s;
+      const Vec3 s = w.S.col(0);
+      const Vec3 U = IA * s;
       w.U.col(0) = U;
       w.Dinv = 1.0 / s.dot(U);
       w.u = -s.dot(w.pA);
       if (b.parent < 0) continue;
-      Ia.noalias() = w.IA - (w.Dinv * U) * U.transpose();
+      Ia.noalias() = IA - (w.Dinv * U) * U.transpose();
       pa.noalias() = w.pA + Ia * w.c + (w.Dinv * w.u) * U;
     } else if (b.nv > 0) {
-      w.U.noalias() = w.IA * b.S;
-      invert_small(b.S.transpose() * w.U, ws.Dinv[i]);
-      ws.u[i].noalias() = -b.S.transpose() * w.pA;
+      w.U.noalias() = IA * w.S;
+      invert_small(w.S.transpose() * w.U, ws.Dinv[i]);
+      ws.u[i].noalias() = -w.S.transpose() * w.pA;
       if (b.parent < 0) continue;
       const MatS3 UD = w.U * ws.Dinv[i];
-      Ia.noalias() = w.IA - UD * w.U.transpose();
+      Ia.noalias() = IA - UD * w.U.transpose();
       pa.noalias() = w.pA + Ia * w.c + UD * ws.u[i];
     } else {
       if (b.parent < 0) continue;
-      Ia = w.IA;
+      Ia = IA;
       pa = w.pA + Ia * w.c;
     }
     TreeWorkspace::Planar& wp = ws.planar[b.parent];
-    add_xtix2(w.co, w.si, w.r, Ia, wp.IA);  // symmetrized, as in the spatial path
-    wp.pA += xforce_t2(w.co, w.si, w.r, pa);
+    // Symmetrized, as in the spatial path.
+    add_xtix_t(w.t, Ia(0, 0), 0.5 * (Ia(1, 0) + Ia(0, 1)), 0.5 * (Ia(2, 0) + Ia(0, 2)), Ia(1, 1),
+               0.5 * (Ia(1, 2) + Ia(2, 1)), Ia(2, 2), wp.IA);
+    wp.pA += xforce_t_t(w.t, pa);
   }
   // A gravity component along n moves nothing in the plane.
   const Vec3 a0(0.0, -tree.gravity.dot(tree.e1), -tree.gravity.dot(tree.e2));
   for (int i = 0; i < n; ++i) {
     const PlanarBody& b = tree.planar_bodies[i];
     TreeWorkspace::Planar& w = ws.planar[i];
-    w.a = xmotion2(w.co, w.si, w.r, b.parent < 0 ? a0 : ws.planar[b.parent].a) + w.c;
-    if (b.nv == 1) {
+    w.a = xmotion_t(w.t, b.parent < 0 ? a0 : ws.planar[b.parent].a) + w.c;
+    if (b.type == JointType::kRevolute) {
       const double x = w.Dinv * (w.u - w.U.col(0).dot(w.a));
       qdd[b.vi] = x;
-      w.a += b.S.col(0) * x;
+      w.a[0] += b.S(0, 0) * x;
+    } else if (b.nv == 1) {
+      const double x = w.Dinv * (w.u - w.U.col(0).dot(w.a));
+      qdd[b.vi] = x;
+      w.a += w.S.col(0) * x;
     } else if (b.nv > 0) {
       const VecJ x = ws.Dinv[i] * (ws.u[i] - w.U.transpose() * w.a);
       qdd.segment(b.vi, b.nv) = x;
-      w.a.noalias() += b.S * x;
+      w.a.noalias() += w.S * x;
     }
   }
 }

@@ -114,14 +114,16 @@ struct TreeWorkspace {
   std::vector<Vec3> ow;               // world position of each body's origin
   Eigen::MatrixXd H;                  // CRBA: joint-space mass matrix, then its L^T D L factors (lower triangle)
   Eigen::VectorXd b;                  // CRBA: right-hand side
-  // Planar path, one record per body (kept together: the recursions touch all of a body at once).
+  // Planar path, one record per body (kept together: the recursions touch all of a body at once),
+  // in frames at the joints with the plane's axes.
   struct Planar {
     Vec3 v, c, a, pA;                 // planar velocity, velocity-product acceleration, acceleration, bias force
     Mat3 IA;                          // articulated inertia
     MatS3 U;                          // IA S
     double Dinv = 0.0, u = 0.0;       // 1-DOF joints (more DOFs: TreeWorkspace::Dinv, u)
-    double co = 1.0, si = 0.0;        // joint rotation about n
-    Vec2 r;                           // child origin in parent coordinates (plane)
+    MatS3 S;                          // motion subspace (other than a pin's, which turns with nothing)
+    double phi = 0.0, co = 1.0, si = 0.0;  // the body's rotation about n from its initial orientation
+    Vec2 t;                           // (-r_2, r_1), r the joint's origin from the parent's (plane axes)
   };
   std::vector<Planar> planar;         // sized when the tree is planar
 };
