@@ -27,7 +27,8 @@
 // pins and rods of a planar model), every joint transform maps planar motions [omega_n; v_e1; v_e2]
 // to planar motions, and the joint-space dynamics depend only on each inertia projected onto them,
 // P^T I P (3 x 3). build_spatial_tree detects this from the geometry and aba() then runs on 3-vectors
-// and 3 x 3 articulated inertias (aba_planar); everything else keeps the spatial path.
+// and 3 x 3 articulated inertias (aba_planar), in frames at the joints with the plane's axes (so the
+// recursions carry translations only); everything else, and CRBA, keeps the spatial path.
 #pragma once
 
 #include <Eigen/Dense>
@@ -121,7 +122,7 @@ struct TreeWorkspace {
     Mat3 IA;                          // articulated inertia
     MatS3 U;                          // IA S
     double Dinv = 0.0, u = 0.0;       // 1-DOF joints (more DOFs: TreeWorkspace::Dinv, u)
-    MatS3 S;                          // motion subspace (other than a pin's, which turns with nothing)
+    MatS3 S;                          // prismatic, translation: motion subspace in the plane's axes (a pin's is S)
     double phi = 0.0, co = 1.0, si = 0.0;  // the body's rotation about n from its initial orientation
     Vec2 t;                           // (-r_2, r_1), r the joint's origin from the parent's (plane axes)
   };
