@@ -1,7 +1,10 @@
 // Formulation "recursive": joint coordinates for any kinematic tree (spatial_tree.hpp), forward
 // dynamics by the articulated-body algorithm (aba-*, O(N)) or by the composite-rigid-body
 // algorithm with a tree-sparse L^T D L of the joint-space mass matrix (crba-*, O(N d^2)), integrated
-// by minimal's explicit Runge-Kutta methods (common/explicit_rk.hpp).
+// by minimal's explicit Runge-Kutta methods (common/explicit_rk.hpp), and by Dormand & Prince's
+// 8th-order method of DOP853 at a fixed step (*-dop853-fixed, as projection's: a smooth motion whose
+// step is set by accuracy takes long steps at 8th order without an error estimate's stages). On a
+// planar tree ABA runs on planar 3-vectors (spatial_tree.hpp).
 //
 // Quaternions (spherical joints, spatial rods) are integrated as ordinary state components,
 // q' = 1/2 q (x) (0, omega), and renormalized after every accepted step; within a step the joint
@@ -53,10 +56,13 @@ class TreeOde {
   TreeWorkspace ws_;
 };
 
-class Rk4Simulator final : public FixedStepSimulator {
+// Fixed-step cases: Method is Rk4<TreeOde> or FixedButcherRk<TreeOde> (its table after the ODE).
+template <class Method>
+class FixedSimulator final : public FixedStepSimulator {
  public:
-  Rk4Simulator(const Model& model, SpatialTree tree, Algorithm algorithm, double h)
-      : FixedStepSimulator(model, h), tree_(std::move(tree)), ode_(tree_, algorithm), rk_(ode_), y_(ode_.size()) {}
+  template <class... Table>
+  FixedSimulator(const Model& model, SpatialTree tree, Algorithm algorithm, double h, const Table&... table)
+      : FixedStepSimulator(model, h), tree_(std::move(tree)), ode_(tree_, algorithm), rk_(ode_, table...), y_(ode_.size()) {}
 
  private:
   void do_initialize_state() override { ode_.initial_state(y_); }
@@ -68,7 +74,7 @@ class Rk4Simulator final : public FixedStepSimulator {
 
   SpatialTree tree_;
   TreeOde ode_;
-  Rk4<TreeOde> rk_;
+  Method rk_;
   Eigen::VectorXd y_;
 };
 
@@ -108,9 +114,13 @@ class Recursive final : public Formulation {
         {"aba-rk4", SettingKind::kFixedStep, 0.5, 1e-5, "articulated-body algorithm; classical Runge-Kutta, fixed step", ""},
         {"aba-dopri5", SettingKind::kTolerance, 1e-2, 1e-13, "articulated-body algorithm; Dormand-Prince 5(4), adaptive", ""},
         {"aba-fehlberg8", SettingKind::kTolerance, 1e-2, 1e-13, "articulated-body algorithm; Fehlberg 8(7), adaptive", ""},
+        {"aba-dop853-fixed", SettingKind::kFixedStep, 0.5, 1e-5,
+         "articulated-body algorithm; Dormand-Prince's 8th-order method of DOP853 (12 stages), fixed step", ""},
         {"crba-rk4", SettingKind::kFixedStep, 0.5, 1e-5, "CRBA + tree-sparse L^T D L; classical Runge-Kutta, fixed step", ""},
         {"crba-dopri5", SettingKind::kTolerance, 1e-2, 1e-13, "CRBA + tree-sparse L^T D L; Dormand-Prince 5(4), adaptive", ""},
         {"crba-fehlberg8", SettingKind::kTolerance, 1e-2, 1e-13, "CRBA + tree-sparse L^T D L; Fehlberg 8(7), adaptive", ""},
+        {"crba-dop853-fixed", SettingKind::kFixedStep, 0.5, 1e-5,
+         "CRBA + tree-sparse L^T D L; Dormand-Prince's 8th-order method of DOP853 (12 stages), fixed step", ""},
     };
   }
   Accepts accepts() const override { return {{}, {"rod", "spherical", "revolute", "prismatic", "fixed"}}; }
@@ -128,7 +138,10 @@ class Recursive final : public Formulation {
     if (algo == "aba") algorithm = Algorithm::kAba;
     else if (algo == "crba") algorithm = Algorithm::kCrba;
     else throw SolverError(fmt::format("recursive: unknown algorithm {}", algo));
-    if (method == "rk4") return std::make_unique<Rk4Simulator>(model, std::move(tree), algorithm, setting);
+    if (method == "rk4") return std::make_unique<FixedSimulator<Rk4<TreeOde>>>(model, std::move(tree), algorithm, setting);
+    if (method == "dop853-fixed")
+      return std::make_unique<FixedSimulator<FixedButcherRk<TreeOde>>>(model, std::move(tree), algorithm, setting,
+                                                                      ButcherTable::dop853());
     return std::make_unique<ErkSimulator>(model, std::move(tree), algorithm, ButcherTable::from_arkode(method), setting);
   }
 };

@@ -91,9 +91,125 @@ inline Mat3 quaternion_rotation(const double* q) {
   return Q.toRotationMatrix();
 }
 
-struct Node {  // a model body in the graph: point mass or rigid body, and its world state at t = 0
-  int point = -1, body = -1;
-};
+// sin x and cos x together, inline so that a loop over the joints keeps no libm call: x reduced by
+// k pi/2 to [-pi/4, pi/4] (pi/2 in three parts, exact products for |k| < 2^20), then Cephes' sin and
+// cos polynomials there (relative error ~2e-16); std:: beyond |x| = 1e5, where the reduction would lose bits.
+inline void sin_cos(double x, double& s, double& c) {
+  if (!(std::abs(x) < 1e5)) {
+    s = std::sin(x);
+    c = std::cos(x);
+    return;
+  }
+  constexpr double kRound = 6755399441055744.0;  // 1.5 * 2^52: adding and subtracting it rounds to an integer
+  const double k = (x * 6.36619772367581382433e-01 + kRound) - kRound;
+  const double r = ((x - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11) - k * 2.02226624871116645580e-21;
+  const double z = r * r;
+  const double sr =
+      r + r * z *
+              (((((1.58962301576546568060e-10 * z - 2.50507477628578072866e-8) * z + 2.75573136213857245213e-6) * z -
+                 1.98412698295895385996e-4) * z + 8.33333333332211858878e-3) * z - 1.66666666666666307295e-1);
+  const double cr =
+      1.0 - 0.5 * z +
+      z * z *
+          (((((-1.13585365213876817300e-11 * z + 2.08757008419747316778e-9) * z - 2.75573141792967388112e-7) * z +
+             2.48015872888517045348e-5) * z - 1.38888888888730564116e-3) * z + 4.16666666666665929218e-2);
+  const int quadrant = static_cast<int>(static_cast<long long>(k) & 3);
+  const double ss = (quadrant & 1) ? cr : sr, cc = (quadrant & 1) ? sr : cr;
+  s = (quadrant & 2) ? -ss : ss;
+  c = ((quadrant + 1) & 2) ? -cc : cc;
+}
+
+// Planar spatial algebra on [omega_n; v_e1; v_e2] (n = e1 x e2), in frames with the plane's axes:
+// the transform from a parent's frame to a child's is a translation by r, kept as t = (-r_2, r_1).
+// X m: [w; v - r x w], with r x (w n) = -w t.
+inline Vec3 xmotion_t(const Vec2& t, const Vec3& m) { return Vec3(m[0], m[1] + m[0] * t[0], m[2] + m[0] * t[1]); }
+// X^T f: [n + (r x f) . n; f].
+inline Vec3 xforce_t_t(const Vec2& t, const Vec3& f) { return Vec3(f[0] + t[0] * f[1] + t[1] * f[2], f[1], f[2]); }
+inline Vec3 crm2(const Vec3& v, const Vec3& m) {  // v x m (motion): the rotation part is 0 in the plane
+  return Vec3(0.0, v[2] * m[0] - v[0] * m[2], v[0] * m[1] - v[1] * m[0]);
+}
+inline Vec3 crf2(const Vec3& v, const Vec3& f) {  // v x* f (force)
+  return Vec3(v[1] * f[2] - v[2] * f[1], -v[0] * f[2], v[0] * f[1]);
+}
+// X^T Ia X added to out, for X = [1 0; t 1] and the symmetric Ia = [a c^T; c B] given by a, c and
+// B's entries: [a + 2 c.t + t^T B t, (c + B t)^T; c + B t, B].
+inline void add_xtix_t(const Vec2& t, double a, double cx, double cy, double b00, double b01, double b11, Mat3& out) {
+  const double Btx = b00 * t[0] + b01 * t[1], Bty = b01 * t[0] + b11 * t[1];
+  const double c0 = cx + Btx, c1 = cy + Bty;
+  out(0, 0) += a + 2.0 * (cx * t[0] + cy * t[1]) + t[0] * Btx + t[1] * Bty;
+  out(1, 0) += c0;
+  out(0, 1) += c0;
+  out(2, 0) += c1;
+  out(0, 2) += c1;
+  out(1, 1) += b00;
+  out(2, 2) += b11;
+  out(1, 2) += b01;
+  out(2, 1) += b01;
+}
+// D^-1 of a joint's S^T IA S, closed forms: Eigen's inverse of a runtime-size block goes through an LU.
+inline void invert_small(const MatJ& D, MatJ& Dinv) {
+  const Eigen::Index nv = D.rows();
+  if (nv == 1) {
+    Dinv.resize(1, 1);
+    Dinv(0, 0) = 1.0 / D(0, 0);
+  } else if (nv == 2) {
+    const double det = D(0, 0) * D(1, 1) - D(0, 1) * D(1, 0);
+    Dinv.resize(2, 2);
+    Dinv << D(1, 1) / det, -D(0, 1) / det, -D(1, 0) / det, D(0, 0) / det;
+  } else if (nv == 3) {
+    Dinv = Mat3(D).inverse();
+  } else {
+    Dinv = D.inverse();
+  }
+}
+
+// Sets tree.planar when every joint's motion subspace lies in the planar motions about one normal n
+// (the first revolute axis, or z in a planar model without one), and the bodies' planar descriptions.
+void detect_planar(SpatialTree& tree) {
+  tree.planar = false;
+  tree.planar_bodies.clear();
+  Vec3 n = Vec3::Zero();
+  for (const TreeBody& b : tree.bodies)
+    if (b.type == JointType::kRevolute) {
+      n = b.axis.normalized();
+      break;
+    }
+  if (n.isZero()) {
+    if (tree.dim != 2) return;
+    n = Vec3::UnitZ();
+  }
+  // Axes are unit vectors: parallel to round-off, or not planar.
+  constexpr double kTol = 1e-12;
+  for (const TreeBody& b : tree.bodies)
+    for (int k = 0; k < b.nv; ++k) {
+      const Vec3 w = b.S.col(k).head<3>(), v = b.S.col(k).tail<3>();
+      if ((w - w.dot(n) * n).norm() > kTol || std::abs(v.dot(n)) > kTol) return;
+    }
+  const Vec3 x = Vec3::UnitX();
+  const Vec3 e1 = std::abs(x.dot(n)) < 0.5 ? Vec3((x - x.dot(n) * n).normalized()) : Vec3(n.unitOrthogonal());
+  tree.normal = n;
+  tree.e1 = e1;
+  tree.e2 = n.cross(e1);
+  Eigen::Matrix<double, 6, 3> P = Eigen::Matrix<double, 6, 3>::Zero();
+  P.col(0).head<3>() = n;
+  P.col(1).tail<3>() = tree.e1;
+  P.col(2).tail<3>() = tree.e2;
+  tree.planar_bodies.resize(tree.bodies.size());
+  for (size_t i = 0; i < tree.bodies.size(); ++i) {
+    const TreeBody& b = tree.bodies[i];
+    PlanarBody& pb = tree.planar_bodies[i];
+    pb.I = P.transpose() * b.I * P;
+    pb.I = (0.5 * (pb.I + pb.I.transpose())).eval();
+    pb.S = P.transpose() * b.S;
+    pb.p = Vec2(b.p.dot(tree.e1), b.p.dot(tree.e2));
+    pb.type = b.type;
+    pb.parent = b.parent;
+    pb.qi = b.qi;
+    pb.vi = b.vi;
+    pb.nv = b.nv;
+  }
+  tree.planar = true;
+}
 
 }  // namespace
 
@@ -323,6 +439,7 @@ std::string build_spatial_tree(const Model& model, SpatialTree& tree) {
   tree.q0 = Eigen::Map<Eigen::VectorXd>(q0.data(), static_cast<Eigen::Index>(q0.size()));
   tree.v0 = Eigen::Map<Eigen::VectorXd>(v0.data(), static_cast<Eigen::Index>(v0.size()));
   for (int d : depth) tree.depth = std::max(tree.depth, d);
+  detect_planar(tree);
   // lambda over DOFs: within a joint the previous DOF; the first DOF of a joint, the last DOF of the
   // nearest ancestor that has DOFs.
   tree.dof_parent.assign(tree.nv, -1);
@@ -361,6 +478,20 @@ TreeWorkspace::TreeWorkspace(const SpatialTree& tree, bool with_mass_matrix) {
   if (with_mass_matrix) {
     H = Eigen::MatrixXd::Zero(tree.nv, tree.nv);
     b = Eigen::VectorXd::Zero(tree.nv);
+  }
+  if (tree.planar) {
+    planar.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      Planar& p = planar[i];
+      p.v.setZero();
+      p.c.setZero();
+      p.a.setZero();
+      p.pA.setZero();
+      p.IA.setZero();
+      p.U = MatS3::Zero(3, tree.bodies[i].nv);
+      p.S = MatS3::Zero(3, tree.bodies[i].nv);
+      p.t.setZero();
+    }
   }
 }
 
@@ -417,6 +548,149 @@ void kinematics(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>
 
 void aba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
          TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd) {
+  if (tree.planar) aba_planar(tree, q, qd, ws, qdd);
+  else aba_spatial(tree, q, qd, ws, qdd);
+}
+
+void aba_planar(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd) {
+  // Every body's frame is its joint's origin with the plane's axes (e1, e2), not the body's: a
+  // transform between frames is then a translation, and no rotation lies on the recursions'
+  // dependency chains; each body's rotation phi (from its initial orientation) turns its own inertia
+  // and motion subspace, independently of the others.
+  const int n = static_cast<int>(tree.bodies.size());
+  for (int i = 0; i < n; ++i) {
+    const PlanarBody& b = tree.planar_bodies[i];
+    const double phi = b.parent < 0 ? 0.0 : ws.planar[b.parent].phi;
+    ws.planar[i].phi = b.type == JointType::kRevolute ? phi + b.S(0, 0) * q[b.qi] : phi;  // the axis is +n or -n
+  }
+  for (int i = 0; i < n; ++i) sin_cos(ws.planar[i].phi, ws.planar[i].si, ws.planar[i].co);
+  // Kinematics, and the bodies' own inertias and bias forces (on scalars where a 3-vector would be
+  // stored piecewise and read back whole, which stalls the store forwarding).
+  for (int i = 0; i < n; ++i) {
+    const PlanarBody& b = tree.planar_bodies[i];
+    TreeWorkspace::Planar& w = ws.planar[i];
+    Vec2 p = b.p;  // the joint's origin in parent coordinates
+    const bool pin = b.type == JointType::kRevolute;
+    if (!pin && b.nv > 0) {  // prismatic, translation: q are displacements along S; the frame turns with the parent's
+      p.noalias() += b.S.bottomRows<2>() * q.segment(b.qi, b.nv);
+      w.S.row(0) = b.S.row(0);
+      w.S.row(1) = w.co * b.S.row(1) - w.si * b.S.row(2);
+      w.S.row(2) = w.si * b.S.row(1) + w.co * b.S.row(2);
+    }
+    double v0 = 0.0, v1 = 0.0, v2 = 0.0;  // the parent's velocity carried to this frame
+    if (b.parent < 0) {
+      w.t = Vec2(-p[1], p[0]);
+    } else {
+      const TreeWorkspace::Planar& wp = ws.planar[b.parent];
+      const double tx = -(wp.si * p[0] + wp.co * p[1]), ty = wp.co * p[0] - wp.si * p[1];  // (-r_2, r_1), r = R_parent p
+      w.t = Vec2(tx, ty);
+      v0 = wp.v[0];
+      v1 = wp.v[1] + v0 * tx;
+      v2 = wp.v[2] + v0 * ty;
+    }
+    if (pin) {
+      const double wJ = b.S(0, 0) * qd[b.vi];
+      v0 += wJ;
+      w.c = Vec3(0.0, v2 * wJ, -v1 * wJ);  // v x [wJ 0 0]
+    } else if (b.nv > 0) {
+      Vec3 vJ;
+      vJ.noalias() = w.S * qd.segment(b.vi, b.nv);
+      v0 += vJ[0];
+      v1 += vJ[1];
+      v2 += vJ[2];
+      w.c = crm2(Vec3(v0, v1, v2), vJ);
+    } else {
+      w.c.setZero();
+    }
+    w.v = Vec3(v0, v1, v2);
+    // The inertia turned by the body's rotation R: [a (R c)^T; R c, R B R^T].
+    const Mat3& I = b.I;
+    const double co = w.co, si = w.si, cs = co * si, cc = co * co, ss = si * si;
+    const double a = I(0, 0), cx = co * I(1, 0) - si * I(2, 0), cy = si * I(1, 0) + co * I(2, 0);
+    const double b00 = cc * I(1, 1) - 2.0 * cs * I(1, 2) + ss * I(2, 2);
+    const double b11 = ss * I(1, 1) + 2.0 * cs * I(1, 2) + cc * I(2, 2);
+    const double b01 = cs * (I(1, 1) - I(2, 2)) + (cc - ss) * I(1, 2);
+    w.IA << a, cx, cy, cx, b00, b01, cy, b01, b11;
+    const double f1 = cx * v0 + b00 * v1 + b01 * v2, f2 = cy * v0 + b01 * v1 + b11 * v2;
+    w.pA = Vec3(v1 * f2 - v2 * f1, -v0 * f2, v0 * f1);  // v x* (I v)
+  }
+  for (int i = n - 1; i >= 0; --i) {
+    const PlanarBody& b = tree.planar_bodies[i];
+    TreeWorkspace::Planar& w = ws.planar[i];
+    const Mat3& IA = w.IA;
+    if (b.type == JointType::kRevolute) {
+      // A pin about +-n: D = IA(0, 0) whatever the sign, and no moment about n passes to the
+      // parent: the articulated inertia's rotation row and column and pa's moment vanish.
+      const double sigma = b.S(0, 0), Dinv = 1.0 / IA(0, 0);
+      w.U.col(0) = sigma * IA.col(0);
+      w.Dinv = Dinv;
+      w.u = -sigma * w.pA[0];
+      if (b.parent < 0) continue;
+      const double kx = Dinv * IA(1, 0), ky = Dinv * IA(2, 0);
+      const double b00 = IA(1, 1) - kx * IA(1, 0), b01 = IA(1, 2) - kx * IA(2, 0), b11 = IA(2, 2) - ky * IA(2, 0);
+      const double f = Dinv * w.pA[0];
+      const Vec3 pa(0.0, w.pA[1] + b00 * w.c[1] + b01 * w.c[2] - f * IA(1, 0),
+                    w.pA[2] + b01 * w.c[1] + b11 * w.c[2] - f * IA(2, 0));
+      TreeWorkspace::Planar& wp = ws.planar[b.parent];
+      add_xtix_t(w.t, 0.0, 0.0, 0.0, b00, b01, b11, wp.IA);
+      wp.pA += xforce_t_t(w.t, pa);
+      continue;
+    }
+    Mat3 Ia;
+    Vec3 pa;
+    if (b.nv == 1) {  // prismatic
+      const Vec3 s = w.S.col(0);
+      const Vec3 U = IA * s;
+      w.U.col(0) = U;
+      w.Dinv = 1.0 / s.dot(U);
+      w.u = -s.dot(w.pA);
+      if (b.parent < 0) continue;
+      Ia.noalias() = IA - (w.Dinv * U) * U.transpose();
+      pa.noalias() = w.pA + Ia * w.c + (w.Dinv * w.u) * U;
+    } else if (b.nv > 0) {
+      w.U.noalias() = IA * w.S;
+      invert_small(w.S.transpose() * w.U, ws.Dinv[i]);
+      ws.u[i].noalias() = -w.S.transpose() * w.pA;
+      if (b.parent < 0) continue;
+      const MatS3 UD = w.U * ws.Dinv[i];
+      Ia.noalias() = IA - UD * w.U.transpose();
+      pa.noalias() = w.pA + Ia * w.c + UD * ws.u[i];
+    } else {
+      if (b.parent < 0) continue;
+      Ia = IA;
+      pa = w.pA + Ia * w.c;
+    }
+    TreeWorkspace::Planar& wp = ws.planar[b.parent];
+    // Symmetrized, as in the spatial path.
+    add_xtix_t(w.t, Ia(0, 0), 0.5 * (Ia(1, 0) + Ia(0, 1)), 0.5 * (Ia(2, 0) + Ia(0, 2)), Ia(1, 1),
+               0.5 * (Ia(1, 2) + Ia(2, 1)), Ia(2, 2), wp.IA);
+    wp.pA += xforce_t_t(w.t, pa);
+  }
+  // A gravity component along n moves nothing in the plane.
+  const Vec3 a0(0.0, -tree.gravity.dot(tree.e1), -tree.gravity.dot(tree.e2));
+  for (int i = 0; i < n; ++i) {
+    const PlanarBody& b = tree.planar_bodies[i];
+    TreeWorkspace::Planar& w = ws.planar[i];
+    w.a = xmotion_t(w.t, b.parent < 0 ? a0 : ws.planar[b.parent].a) + w.c;
+    if (b.type == JointType::kRevolute) {
+      const double x = w.Dinv * (w.u - w.U.col(0).dot(w.a));
+      qdd[b.vi] = x;
+      w.a[0] += b.S(0, 0) * x;
+    } else if (b.nv == 1) {
+      const double x = w.Dinv * (w.u - w.U.col(0).dot(w.a));
+      qdd[b.vi] = x;
+      w.a += w.S.col(0) * x;
+    } else if (b.nv > 0) {
+      const VecJ x = ws.Dinv[i] * (ws.u[i] - w.U.transpose() * w.a);
+      qdd.segment(b.vi, b.nv) = x;
+      w.a.noalias() += w.S * x;
+    }
+  }
+}
+
+void aba_spatial(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                 const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd) {
   const int n = static_cast<int>(tree.bodies.size());
   kinematics(tree, q, qd, ws);
   for (int i = 0; i < n; ++i) {

@@ -21,6 +21,14 @@
 // rod). The point has no inertia about the rod, so the spin moves nothing and is no coordinate: the
 // joint-space mass matrix is the physical one, positive definite, 2 DOF per spatial rod. (The child
 // frame's spin, driven by its parent's rotation, only re-labels its children's joint coordinates.)
+//
+// Planar trees. When every joint's motion subspace lies in the planar motions about one normal n
+// (rotation about n, translation normal to n: parallel revolute axes, prismatic axes in the plane,
+// pins and rods of a planar model), every joint transform maps planar motions [omega_n; v_e1; v_e2]
+// to planar motions, and the joint-space dynamics depend only on each inertia projected onto them,
+// P^T I P (3 x 3). build_spatial_tree detects this from the geometry and aba() then runs on 3-vectors
+// and 3 x 3 articulated inertias (aba_planar), in frames at the joints with the plane's axes (so the
+// recursions carry translations only); everything else, and CRBA, keeps the spatial path.
 #pragma once
 
 #include <Eigen/Dense>
@@ -39,6 +47,8 @@ using Mat6 = Eigen::Matrix<double, 6, 6>;
 using MatS = Eigen::Matrix<double, 6, Eigen::Dynamic, 0, 6, 3>;
 using VecJ = Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 3, 1>;
 using MatJ = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, 3, 3>;
+using Vec2 = Eigen::Vector2d;
+using MatS3 = Eigen::Matrix<double, 3, Eigen::Dynamic, 0, 3, 3>;  // planar motion subspace
 
 enum class JointType { kRevolute, kPrismatic, kSpherical, kTranslation, kFixed };
 const char* to_string(JointType type);
@@ -62,6 +72,16 @@ struct TreeBody {
   Mat3 axes = Mat3::Identity();  // rigid body: its principal axes (columns) in body coordinates
 };
 
+// A tree body's planar description (SpatialTree::planar): coordinates [n; e1; e2] of the plane.
+struct PlanarBody {
+  Mat3 I = Mat3::Zero();  // P^T I P: the spatial inertia on planar motions
+  MatS3 S;                // motion subspace in planar coordinates
+  Vec2 p = Vec2::Zero();  // joint origin in parent coordinates, in the plane (its n part moves nothing)
+  // TreeBody's, copied so that the planar recursions read one compact record per body.
+  JointType type = JointType::kFixed;
+  int parent = -1, qi = 0, vi = 0, nv = 0;  // nq = nv: no quaternion in a planar tree
+};
+
 struct SpatialTree {
   int dim = 3;
   Vec3 gravity = Vec3::Zero();
@@ -71,6 +91,10 @@ struct SpatialTree {
   Eigen::VectorXd q0, v0;        // the model's initial state in tree coordinates
   bool has_quaternions = false;
   int depth = 0;                 // longest chain of bodies
+  // Planar fast path (see above): set when every joint moves in the plane normal to `normal`.
+  bool planar = false;
+  Vec3 normal = Vec3::UnitZ(), e1 = Vec3::UnitX(), e2 = Vec3::UnitY();
+  std::vector<PlanarBody> planar_bodies;  // parallel to bodies when planar
 };
 
 // Builds the tree from the model's joint graph, or returns why the model is not a tree this engine
@@ -91,14 +115,31 @@ struct TreeWorkspace {
   std::vector<Vec3> ow;               // world position of each body's origin
   Eigen::MatrixXd H;                  // CRBA: joint-space mass matrix, then its L^T D L factors (lower triangle)
   Eigen::VectorXd b;                  // CRBA: right-hand side
+  // Planar path, one record per body (kept together: the recursions touch all of a body at once),
+  // in frames at the joints with the plane's axes.
+  struct Planar {
+    Vec3 v, c, a, pA;                 // planar velocity, velocity-product acceleration, acceleration, bias force
+    Mat3 IA;                          // articulated inertia
+    MatS3 U;                          // IA S
+    double Dinv = 0.0, u = 0.0;       // 1-DOF joints (more DOFs: TreeWorkspace::Dinv, u)
+    MatS3 S;                          // prismatic, translation: motion subspace in the plane's axes (a pin's is S)
+    double phi = 0.0, co = 1.0, si = 0.0;  // the body's rotation about n from its initial orientation
+    Vec2 t;                           // (-r_2, r_1), r the joint's origin from the parent's (plane axes)
+  };
+  std::vector<Planar> planar;         // sized when the tree is planar
 };
 
 // Joint transforms (E, r), velocities v and velocity-product accelerations c of every body.
 void kinematics(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
                 const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws);
-// Forward dynamics, qdd = FD(q, qd), gravity included: the articulated-body algorithm, O(N).
+// Forward dynamics, qdd = FD(q, qd), gravity included: the articulated-body algorithm, O(N);
+// aba_planar on a planar tree, aba_spatial otherwise (both public for the tests that compare them).
 void aba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
          TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd);
+void aba_spatial(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                 const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd);
+void aba_planar(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd);
 // The same by the composite-rigid-body algorithm, the bias by recursive Newton-Euler, and the
 // tree-sparse L^T D L factorization of H (Featherstone's LTDL, Table 6.3), O(N d^2) for depth d.
 void crba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
