@@ -91,34 +91,6 @@ inline Mat3 quaternion_rotation(const double* q) {
   return Q.toRotationMatrix();
 }
 
-// sin x and cos x together, inline so that a loop over the joints keeps no libm call: x reduced by
-// k pi/2 to [-pi/4, pi/4] (pi/2 in three parts, exact products for |k| < 2^20), then Cephes' sin and
-// cos polynomials there (relative error ~2e-16); std:: beyond |x| = 1e5, where the reduction would lose bits.
-inline void sin_cos(double x, double& s, double& c) {
-  if (!(std::abs(x) < 1e5)) {
-    s = std::sin(x);
-    c = std::cos(x);
-    return;
-  }
-  constexpr double kRound = 6755399441055744.0;  // 1.5 * 2^52: adding and subtracting it rounds to an integer
-  const double k = (x * 6.36619772367581382433e-01 + kRound) - kRound;
-  const double r = ((x - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11) - k * 2.02226624871116645580e-21;
-  const double z = r * r;
-  const double sr =
-      r + r * z *
-              (((((1.58962301576546568060e-10 * z - 2.50507477628578072866e-8) * z + 2.75573136213857245213e-6) * z -
-                 1.98412698295895385996e-4) * z + 8.33333333332211858878e-3) * z - 1.66666666666666307295e-1);
-  const double cr =
-      1.0 - 0.5 * z +
-      z * z *
-          (((((-1.13585365213876817300e-11 * z + 2.08757008419747316778e-9) * z - 2.75573141792967388112e-7) * z +
-             2.48015872888517045348e-5) * z - 1.38888888888730564116e-3) * z + 4.16666666666665929218e-2);
-  const int quadrant = static_cast<int>(static_cast<long long>(k) & 3);
-  const double ss = (quadrant & 1) ? cr : sr, cc = (quadrant & 1) ? sr : cr;
-  s = (quadrant & 2) ? -ss : ss;
-  c = ((quadrant + 1) & 2) ? -cc : cc;
-}
-
 // Planar spatial algebra on [omega_n; v_e1; v_e2] (n = e1 x e2), in frames with the plane's axes:
 // the transform from a parent's frame to a child's is a translation by r, kept as t = (-r_2, r_1).
 // X m: [w; v - r x w], with r x (w n) = -w t.
@@ -564,7 +536,13 @@ void aba_planar(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>
     const double phi = b.parent < 0 ? 0.0 : ws.planar[b.parent].phi;
     ws.planar[i].phi = b.type == JointType::kRevolute ? phi + b.S(0, 0) * q[b.qi] : phi;  // the axis is +n or -n
   }
-  for (int i = 0; i < n; ++i) sin_cos(ws.planar[i].phi, ws.planar[i].si, ws.planar[i].co);
+  // The rotations' sines and cosines in a loop of their own: independent of one another, they stay
+  // off the recursions' dependency chains (libm's, which GCC pairs into one sincos).
+  for (int i = 0; i < n; ++i) {
+    TreeWorkspace::Planar& w = ws.planar[i];
+    w.si = std::sin(w.phi);
+    w.co = std::cos(w.phi);
+  }
   // Kinematics, and the bodies' own inertias and bias forces (on scalars where a 3-vector would be
   // stored piecewise and read back whole, which stalls the store forwarding).
   for (int i = 0; i < n; ++i) {
