@@ -83,7 +83,7 @@ TEST(Failures, UnsupportedModelGivesItsReason) {
   p.model.elements.push_back(second);
   const CaseResult r = run(p, "minimal", "rk4", {});
   EXPECT_EQ(r.status, CaseStatus::kUnsupported);
-  EXPECT_EQ(r.message, "closed loop at point P1: joint coordinates need a tree");
+  EXPECT_EQ(r.message, "closed loop: rod rod2 joins point P1, already placed through the tree (joint coordinates need a tree)");
 }
 
 // End to end through the command line: one case errors, the others still run and pass, the exit

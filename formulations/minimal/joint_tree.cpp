@@ -45,7 +45,9 @@ std::string build_joint_tree(const Model& model, JointTree& tree) {
   for (int k = 0; k < nrods; ++k) {
     const PointRod& rod = rods[k];
     if (rod.a != kGround) continue;
-    if (placed[rod.b]) return fmt::format("closed loop at point {}: joint coordinates need a tree", model.points[rod.b].name);
+    if (placed[rod.b])
+      return fmt::format("closed loop: rod {} joins point {}, already placed through the tree (joint coordinates need a tree)",
+                         rod.name, model.points[rod.b].name);
     Link l;
     l.point = rod.b;
     l.parent = kGround;
@@ -63,7 +65,9 @@ std::string build_joint_tree(const Model& model, JointTree& tree) {
       if (rod_used[k]) continue;
       const PointRod& rod = rods[k];
       const int child = rod.a == p ? rod.b : rod.a;
-      if (placed[child]) return fmt::format("closed loop at point {}: joint coordinates need a tree", model.points[child].name);
+      if (placed[child])
+        return fmt::format("closed loop: rod {} joins point {}, already placed through the tree (joint coordinates need a tree)",
+                           rod.name, model.points[child].name);
       Link l;
       l.point = child;
       l.parent = p;
