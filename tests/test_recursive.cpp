@@ -403,11 +403,42 @@ TEST(Recursive, ClosedLoopsAndFreeBodiesAreUnsupportedWithTheReason) {
   EXPECT_NE(loop.find("closed loop"), std::string::npos) << loop;
   // The breadth-first search from ground places A and B (by rod0 and rocker) before it meets rod1.
   EXPECT_NE(loop.find("joint rod1"), std::string::npos) << loop;
-  const Problem bar = load_problem(MBS_SOURCE_DIR "/problems/pinned_bar.yaml");
-  EXPECT_NE(rec().unsupported_reason(bar.model).find("closed loop"), std::string::npos);
+  Problem bar = load_problem(MBS_SOURCE_DIR "/problems/pinned_bar.yaml");
+  EXPECT_EQ(rec().unsupported_reason(bar.model), "");  // its pins pair into a hinge (PinnedBarIsAHinge)
+  // A third pin off the hinge's line locks the bar: a loop again.
+  auto third = std::make_shared<SphericalJoint>(*bar.model.elements_of<SphericalJoint>()[0]);
+  third->name = "pin_third";
+  third->a = ground({0.0, 0.0, 0.25});
+  third->b = on(bar.model, 0, {0.0, 0.0, 0.25});
+  bar.model.elements.push_back(third);
+  const std::string locked = rec().unsupported_reason(bar.model);
+  EXPECT_NE(locked.find("closed loop: joint pin_third"), std::string::npos) << locked;
   const Problem wall = load_problem(MBS_SOURCE_DIR "/problems/double_pendulum_wall.yaml");
   EXPECT_NE(rec().unsupported_reason(wall.model), "");
   EXPECT_EQ(rec().unsupported_reason(mixed_tree()), "");
+}
+
+// Two spherical joints between a body and ground at distinct points are a hinge about the line
+// through them: the pinned bar is one revolute joint (axis along the pins, the plane's normal, so
+// the planar path), and it moves as minimal's hinged body does, to round-off.
+TEST(Recursive, PinnedBarIsAHinge) {
+  const Problem bar = load_problem(MBS_SOURCE_DIR "/problems/pinned_bar.yaml");
+  SpatialTree tree;
+  ASSERT_EQ(recursive::build_spatial_tree(bar.model, tree), "");
+  ASSERT_EQ(tree.bodies.size(), 1u);
+  EXPECT_EQ(tree.bodies[0].type, recursive::JointType::kRevolute);
+  EXPECT_EQ(tree.bodies[0].joint, "pin_front+pin_back");
+  EXPECT_NEAR(std::abs(tree.bodies[0].axis.dot(Eigen::Vector3d::UnitY())), 1.0, 1e-15);
+  EXPECT_TRUE(tree.planar);
+  const Formulation& minimal = *Registry::instance().find("minimal");
+  for (const char* integrator : {"aba-rk4", "crba-rk4"}) {
+    FinalState a(bar.model), b(bar.model);
+    rec().create(bar.model, integrator, 1.0 / 256)->run(1.0, &a);
+    minimal.create(bar.model, "rk4", 1.0 / 256)->run(1.0, &b);
+    EXPECT_LT((a.q - b.q).cwiseAbs().maxCoeff(), 1e-12) << integrator;
+    EXPECT_LT((a.v - b.v).cwiseAbs().maxCoeff(), 1e-12) << integrator;
+    EXPECT_LT(a.max_drift, 1e-12) << integrator;
+  }
 }
 
 TEST(Recursive, DynamicSizePathsAllocateNothing) {

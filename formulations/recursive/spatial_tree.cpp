@@ -208,6 +208,9 @@ std::string build_spatial_tree(const Model& model, SpatialTree& tree) {
     const Anchor *a, *b;
     bool rod;
     double length;
+    bool hinge = false;          // a pair of spherical joints (below): a revolute joint about `axis`
+    Vec3 axis = Vec3::Zero();
+    std::string name;            // the joint's name where it is not e->name (a hinge's pair)
   };
   std::vector<Edge> edges;
   for (const auto& ep : model.elements) {
@@ -223,9 +226,29 @@ std::string build_spatial_tree(const Model& model, SpatialTree& tree) {
                             to_string(e->role()));
   }
   const int ne = static_cast<int>(edges.size());
+  std::vector<char> used(ne, 0);
+  // Two spherical joints between the same rigid body and its neighbour (a body or ground), at
+  // distinct points, leave it one rotation, about the line through them: a hinge with redundant
+  // constraints (a bar on two pins). The pair is one revolute joint in the tree.
+  auto spherical = [&](int k) { return dynamic_cast<const SphericalJoint*>(edges[k].e) != nullptr && !edges[k].hinge; };
+  for (int i = 0; i < ne; ++i) {
+    if (used[i] || !spherical(i)) continue;
+    for (int k = i + 1; k < ne; ++k) {
+      if (used[k] || !spherical(k)) continue;
+      const int ai = node_of(*edges[i].a), bi = node_of(*edges[i].b), ak = node_of(*edges[k].a), bk = node_of(*edges[k].b);
+      const bool same = (ai == ak && bi == bk) || (ai == bk && bi == ak);
+      if (!same || std::max(ai, bi) < np) continue;  // between a rigid body and its neighbour only
+      const Vec3 d = anchor_pos(*edges[k].a) - anchor_pos(*edges[i].a);
+      if (d.norm() <= 1e-9 * std::max(1.0, anchor_pos(*edges[i].a).norm())) continue;
+      edges[i].hinge = true;
+      edges[i].axis = d.normalized();
+      edges[i].name = edges[i].e->name + "+" + edges[k].e->name;
+      used[k] = 1;
+      break;
+    }
+  }
   std::vector<int> tree_index(nn, -1);  // node -> tree body
   std::vector<Vec3> w_world(nn, Vec3::Zero()), v_origin(nn, Vec3::Zero()), origin(nn, Vec3::Zero());
-  std::vector<char> used(ne, 0);
   auto placed = [&](int n) { return n < 0 || tree_index[n] >= 0; };
   auto vel_at = [&](int n, const Vec3& x) -> Vec3 {  // world velocity at t = 0 of the point x moving with node n
     if (n < 0) return Vec3::Zero();
@@ -239,7 +262,7 @@ std::string build_spatial_tree(const Model& model, SpatialTree& tree) {
   auto add_body = [&](int child, int parent_node, const Edge& ed, const Anchor& pa, const Anchor& ca) -> std::string {
     TreeBody tb;
     tb.name = node_name(child);
-    tb.joint = ed.e->name;
+    tb.joint = ed.name.empty() ? ed.e->name : ed.name;
     tb.parent = parent_node < 0 ? -1 : tree_index[parent_node];
     const Vec3 parent_origin = parent_node < 0 ? Vec3::Zero() : origin[parent_node];
     const bool planar = model.dim == 2;
@@ -288,7 +311,11 @@ std::string build_spatial_tree(const Model& model, SpatialTree& tree) {
       w_world[child] = rb.omega0;
       v_origin[child] = to3(rb.v0) + rb.omega0.cross(o - to3(rb.r0));
       const Vec3 w_rel = rb.omega0 - omega_of(parent_node);
-      if (const auto* rj = dynamic_cast<const RevoluteJoint*>(ed.e)) {
+      if (ed.hinge) {
+        tb.type = JointType::kRevolute;
+        tb.axis = planar ? ez : ed.axis;
+        qd_scalar = tb.axis.dot(w_rel);
+      } else if (const auto* rj = dynamic_cast<const RevoluteJoint*>(ed.e)) {
         tb.type = JointType::kRevolute;
         tb.axis = planar ? ez : Vec3(to3(rj->axis).normalized());
         qd_scalar = tb.axis.dot(w_rel);
