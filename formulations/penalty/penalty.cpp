@@ -108,9 +108,11 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
       a_new_ = 2.0 * a_ - a_prev_;
     else
       a_new_ = a_;
-    // Modified Newton: the step's first tangent is kept while the corrections at least halve (as
-    // gen-alpha does); the tangent moves with q only through h^2/4 dq'', so the second correction,
-    // which mostly confirms convergence, rarely needs a fresh one.
+    // Modified Newton on the dense paths: the step's first tangent is kept while the corrections at
+    // least halve (as gen-alpha does); the tangent moves with q only through h^2/4 dq'', so the
+    // second correction, which mostly confirms convergence, rarely needs a fresh one. The sparse path
+    // keeps full Newton: with its tangent refactored less often, KLU met a singular tangent on a
+    // 500-link chain (docs/formulations.md, Method notes).
     bool fresh = true;
     double da_last = std::numeric_limits<double>::infinity();
     for (int it = 1;; ++it) {
@@ -123,7 +125,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
       ++stats_.newton_iterations;
       const double da_norm = da_.template lpNorm<Eigen::Infinity>();
       if (da_norm <= kNewtonTol * std::max(a_new_.template lpNorm<Eigen::Infinity>(), accel_floor_)) break;
-      fresh = !(da_norm <= 0.5 * da_last);
+      fresh = sparse_ || !(da_norm <= 0.5 * da_last);
       da_last = da_norm;
       if (it == kMaxNewtonIterations || !std::isfinite(da_norm)) {
         ++stats_.failures;
