@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstring>
 #include <limits>
 
 #include "core/formulation.hpp"  // SolverError
@@ -170,6 +171,42 @@ void set_why(std::string& why, const char* head, double x, const char* tail) {
   why.append(figure, std::min<size_t>(res.size, sizeof figure));
   why.append(tail);
 }
+// The reason of a judgement, with its figure where it has one (metric_a or metric_b of Raw).
+void write_why(std::string& why, int reason, double figure) {
+  switch (reason) {
+    case kTrue:
+      set_why(why, "true: moves mass, satisfies Phi_q dq = 0 (", figure, " |dq|)");
+      break;
+    case kInfinite:
+      set_why(why, "spurious: infinite (|beta/alpha| = ", figure, " on the scaled pencil)");
+      break;
+    case kMultiplierBlock:
+      why.assign(
+          "spurious: infinite, a multiplier's index-3 block (G of full row rank, T^T M T positive definite: three "
+          "per independent constraint row)");
+      break;
+    case kUndetermined:
+      why.assign("spurious: undetermined, alpha ~ beta ~ 0: singular pencil");
+      break;
+    case kAbsent:
+      why.assign(
+          "spurious: undetermined (0/0), a coordinate direction with no mass, stiffness or constraint (an "
+          "'infinite' pair of a singular mass matrix)");
+      break;
+    case kNoMode:
+      why.assign("spurious: no mode found (no finite null vector of A - sB)");
+      break;
+    case kMultiplierOnly:
+      set_why(why, "spurious: multiplier-only mode (|y| (1 + |s|/w) = ", figure, " |z|)");
+      break;
+    case kMassless:
+      set_why(why, "spurious: moves no mass (|R y| = ", figure, " |R| |y|)");
+      break;
+    case kViolates:
+      set_why(why, "spurious: violates the constraints (|Phi_q dq| = ", figure, " |dq|)");
+      break;
+  }
+}
 // Manifold path: a row of G (at unit norm) whose distance from the span of the rows before it is
 // below this is dependent (the pencil is then singular: QZ's path). NaturalEquilibrium's threshold.
 constexpr double kRankTol = 1e-10;
@@ -199,7 +236,7 @@ LinearModes::LinearModes(int n, int m, int nq, int nc, bool damped, ModeRule rul
       ldlt_(n),
       W_((damped ? 3 : 2) * n + m, n),
       svd_(W_.rows(), n, Eigen::ComputeFullV),
-      raw_(size_), order_(size_), magnitude_(size_),
+      raw_(size_), order_(size_), magnitude_(size_), why_cache_(size_),
       phi_row_norm_(nc), dqr_(nq), dqi_(nq), cr_(nc), ci_(nc) {
   size_reduced(n);  // no absent direction expected: the pencil of the full size
 }
@@ -210,7 +247,7 @@ LinearModes::LinearModes(GeneralPencil, int N, int nq, int nc, ModeRule rule)
       R(Eigen::MatrixXd::Zero(nq, N)),
       Phi_q(Eigen::MatrixXd::Zero(nc, nq)),
       n_(0), m_(0), nq_(nq), nc_(nc), size_(N), damped_(false), general_(true), rule_(rule),
-      raw_(N), order_(N), magnitude_(N),
+      raw_(N), order_(N), magnitude_(N), why_cache_(N),
       phi_row_norm_(nc), dqr_(nq), dqi_(nq), cr_(nc), ci_(nc) {
   nr_ = 0;
   yr_.resize(N);
@@ -417,48 +454,23 @@ void LinearModes::compute(std::vector<Eigenvalue>& out) {
     order_[j + 1] = v;
   }
 
-  // 5. Output, with the reason of each judgement, written into the reserved strings: fixed text
-  // copied, only the figure formatted (a whole format string parsed per eigenvalue cost more than the
-  // figure: docs/formulations.md, Status).
+  // 5. Output, with the reason of each judgement. Each slot keeps the reason and figure its text was
+  // last made from and formats again only when either differs: the text is a function of the two
+  // alone, so the output never depends on an earlier call; only the formatting is saved.
   for (int k = 0; k < size_; ++k) {
     const Raw& r = raw_[order_[k]];
     Eigenvalue& e = out[k];
     e.s = r.s;
     e.finite = r.kind == 0;
     e.is_true = r.is_true;
-    switch (r.reason) {
-      case kTrue:
-        set_why(e.why, "true: moves mass, satisfies Phi_q dq = 0 (", r.metric_b, " |dq|)");
-        break;
-      case kInfinite:
-        set_why(e.why, "spurious: infinite (|beta/alpha| = ", r.metric_a, " on the scaled pencil)");
-        break;
-      case kMultiplierBlock:
-        e.why.assign(
-            "spurious: infinite, a multiplier's index-3 block (G of full row rank, T^T M T positive definite: three "
-            "per independent constraint row)");
-        break;
-      case kUndetermined:
-        e.why.assign("spurious: undetermined, alpha ~ beta ~ 0: singular pencil");
-        break;
-      case kAbsent:
-        e.why.assign(
-            "spurious: undetermined (0/0), a coordinate direction with no mass, stiffness or constraint (an "
-            "'infinite' pair of a singular mass matrix)");
-        break;
-      case kNoMode:
-        e.why.assign("spurious: no mode found (no finite null vector of A - sB)");
-        break;
-      case kMultiplierOnly:
-        set_why(e.why, "spurious: multiplier-only mode (|y| (1 + |s|/w) = ", r.metric_a, " |z|)");
-        break;
-      case kMassless:
-        set_why(e.why, "spurious: moves no mass (|R y| = ", r.metric_a, " |R| |y|)");
-        break;
-      case kViolates:
-        set_why(e.why, "spurious: violates the constraints (|Phi_q dq| = ", r.metric_b, " |dq|)");
-        break;
+    WhyCache& c = why_cache_[k];
+    const double figure = r.reason == kTrue || r.reason == kViolates ? r.metric_b : r.metric_a;
+    if (c.reason != r.reason || std::memcmp(&c.figure, &figure, sizeof figure) != 0) {
+      c.reason = r.reason;
+      c.figure = figure;
+      write_why(c.text, r.reason, figure);
     }
+    e.why.assign(c.text);
   }
 }
 

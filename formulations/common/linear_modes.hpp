@@ -233,6 +233,14 @@ class LinearModes {
   std::vector<Raw> raw_;
   std::vector<int> order_;
   std::vector<double> magnitude_;
+  // Per output slot: the reason and figure its `why` text was last made from (reason -1: none yet).
+  struct WhyCache {
+    WhyCache() { text.reserve(160); }
+    int reason = -1;
+    double figure = 0.0;
+    std::string text;
+  };
+  std::vector<WhyCache> why_cache_;
   Eigen::VectorXd phi_row_norm_;
   Eigen::VectorXd yr_, yi_, dqr_, dqi_, cr_, ci_;
 };
