@@ -403,8 +403,7 @@ void LinearModes::size_work(Work<N>& w, int nr) {
     w.companion.reset();
     if (damped_ && p > 0) w.companion = std::make_unique<Engine>(2 * p);
   } else {
-    w.Ac.resize(2 * p, 2 * p);
-    w.es = Eigen::EigenSolver<typename Work<N>::MatC>(std::max(2 * p, 1));
+    w.Ac.resize(2 * p, 2 * p);  // the eigensolver's storage is inline: nothing to size
   }
 }
 
@@ -640,12 +639,24 @@ bool LinearModes::manifold_modes(Work<N>& w, const typename Work<N>::MatQQ& Phi)
   }
   const double r_norm = Ru.norm();
   // 3. S_K = L^-1 K_t L^-T (and S_C): w = L^T u turns M_t into I.
-  auto congruence = [&w, p](const Mat& X, Mat& S) {
+  // Triangular solves with L: a column at a time for small systems (Eigen's blocked solver for
+  // a matrix right-hand side costs more in setup than the solve at these sizes).
+  auto solve_l = [&w](Mat& S) {
+    if constexpr (N == Eigen::Dynamic) {
+      w.mllt.matrixL().solveInPlace(S);
+    } else {
+      for (int j = 0; j < S.cols(); ++j) {
+        auto col = S.col(j);
+        w.mllt.matrixL().solveInPlace(col);
+      }
+    }
+  };
+  auto congruence = [&solve_l, p](const Mat& X, Mat& S) {
     S = X;
     if (p == 0) return;
-    w.mllt.matrixL().solveInPlace(S);  // L^-1 X
+    solve_l(S);  // L^-1 X
     S.transposeInPlace();
-    w.mllt.matrixL().solveInPlace(S);  // L^-1 X^T L^-T
+    solve_l(S);  // L^-1 X^T L^-T
     S.transposeInPlace();
   };
   congruence(*Kp, w.Sk);
