@@ -451,6 +451,86 @@ TEST(Linearization, ManifoldPathAgreesWithQZ) {
   }
 }
 
+// The small-size workspace (ModeRule::small: Eigen types of a fixed maximum size, n <= 6) against
+// the generic dynamic-size one on the same pencils: the three natural-coordinate kinds on the
+// models above (the index-3 pencil with its QR, the augmented one on the symmetric path, the
+// penalty's damped one on the companion path), and joint-angle pencils with a deflated massless,
+// stiffness-free azimuth (the 3D pendulum's diag(1, 0), and a 3D double pendulum's two such azimuths
+// among 4 angles, both with a coupling). Every judgement and path equal; eigenvalues to round-off.
+TEST(Linearization, SmallSizePathAgreesWithGeneric) {
+  const Eigen::Vector3d down = Eigen::Vector3d(1.0, 2.0, -3.0).normalized();
+  Model generic = pendulum_3d(down);
+  generic.gravity = kG * down;
+  const std::vector<Model> models = {pendulum_3d(),       generic,   pendulum_2d(), double_pendulum(2),
+                                     double_pendulum(3), four_bar(), pendulum_3d(Eigen::Vector3d(0, 0, 1))};
+  auto compare = [](const Linearization& a, const Linearization& b, double tol) {
+    ASSERT_EQ(a.eigenvalues.size(), b.eigenvalues.size());
+    for (size_t i = 0; i < a.eigenvalues.size(); ++i) {
+      const Eigenvalue &x = a.eigenvalues[i], &y = b.eigenvalues[i];
+      EXPECT_EQ(x.finite, y.finite) << i;
+      EXPECT_EQ(x.is_true, y.is_true) << i;
+      EXPECT_EQ(std::isnan(x.s.real()), std::isnan(y.s.real())) << i;
+      if (x.finite && y.finite) {
+        EXPECT_LE(std::abs(x.s - y.s), tol * std::max(1.0, std::abs(y.s))) << i;
+      }
+    }
+  };
+  int compared = 0;
+  for (size_t k = 0; k < models.size(); ++k) {
+    NaturalEquilibrium eq(models[k]);
+    eq.evaluate("test");
+    for (int kind = 0; kind < 3; ++kind) {
+      SCOPED_TRACE("model " + std::to_string(k) + " (" + models[k].name + "), kind " + std::to_string(kind));
+      std::vector<Linearization> lin(2);
+      LinearModes::Path path[2];
+      for (int small = 0; small < 2; ++small) {
+        ModeRule rule;
+        rule.small = small == 0;
+        LinearModes modes(eq.nq(), kind == 0 ? eq.rank() : 0, eq.nq(), eq.nc(), kind == 2, rule);
+        assemble(eq, kind, modes);
+        modes.prepare(lin[small].eigenvalues);
+        modes.compute(lin[small].eigenvalues);
+        path[small] = modes.path();
+      }
+      EXPECT_EQ(path[0], path[1]);
+      SCOPED_TRACE("small:\n" + dump(lin[0]) + "generic:\n" + dump(lin[1]));
+      compare(lin[0], lin[1], kind == 0 ? 1e-12 : 1e-6);
+      ++compared;
+    }
+  }
+  // Joint angles with absent azimuths: n = 2 (one deflated) and n = 4 (two deflated), coupled by a
+  // dense R and K among the angles that remain; no constraint rows to check.
+  for (const int n : {2, 4}) {
+    SCOPED_TRACE("joint angles, n = " + std::to_string(n));
+    std::vector<Linearization> lin(2);
+    for (int small = 0; small < 2; ++small) {
+      ModeRule rule;
+      rule.small = small == 0;
+      LinearModes modes(n, 0, 3, 0, false, rule);
+      if (n == 2) {
+        modes.M.diagonal() << 1.0, 0.0;
+        modes.K.diagonal() << kG, 0.0;
+        modes.R << 1.0, 0.0, 0.0, 0.0, 0.0, 0.0;
+      } else {  // theta1, phi1, theta2, phi2 of equal rods and masses: M = [2 1; 1 1], K = g [2 0; 0 1]
+        modes.M(0, 0) = 2.0, modes.M(0, 2) = modes.M(2, 0) = 1.0, modes.M(2, 2) = 1.0;
+        modes.K(0, 0) = 2.0 * kG, modes.K(2, 2) = kG;
+        modes.R << 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0;
+      }
+      modes.prepare(lin[small].eigenvalues);
+      modes.compute(lin[small].eigenvalues);
+      EXPECT_EQ(modes.absent_directions(), n / 2);
+      EXPECT_EQ(modes.path(), LinearModes::Path::kSymmetric);
+    }
+    SCOPED_TRACE("small:\n" + dump(lin[0]) + "generic:\n" + dump(lin[1]));
+    compare(lin[0], lin[1], 1e-12);
+    int n_true = 0;
+    for (const Eigenvalue& e : lin[0].eigenvalues) n_true += e.is_true;
+    EXPECT_EQ(n_true, n);
+    ++compared;
+  }
+  EXPECT_EQ(compared, 23);
+}
+
 // A pendulum balanced upright: the rod in compression (lambda0 < 0), K_geo negative, s = +-sqrt(g/l)
 // real, once per horizontal direction: the manifold path's lambda < 0 branch, judged true.
 TEST(Linearization, InvertedPendulumIsUnstable) {

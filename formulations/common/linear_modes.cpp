@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstring>
 #include <limits>
 
 #include "core/formulation.hpp"  // SolverError
@@ -170,17 +171,133 @@ void set_why(std::string& why, const char* head, double x, const char* tail) {
   why.append(figure, std::min<size_t>(res.size, sizeof figure));
   why.append(tail);
 }
+// The reason of a judgement, with its figure where it has one (metric_a or metric_b of Raw).
+void write_why(std::string& why, int reason, double figure) {
+  switch (reason) {
+    case kTrue:
+      set_why(why, "true: moves mass, satisfies Phi_q dq = 0 (", figure, " |dq|)");
+      break;
+    case kInfinite:
+      set_why(why, "spurious: infinite (|beta/alpha| = ", figure, " on the scaled pencil)");
+      break;
+    case kMultiplierBlock:
+      why.assign(
+          "spurious: infinite, a multiplier's index-3 block (G of full row rank, T^T M T positive definite: three "
+          "per independent constraint row)");
+      break;
+    case kUndetermined:
+      why.assign("spurious: undetermined, alpha ~ beta ~ 0: singular pencil");
+      break;
+    case kAbsent:
+      why.assign(
+          "spurious: undetermined (0/0), a coordinate direction with no mass, stiffness or constraint (an "
+          "'infinite' pair of a singular mass matrix)");
+      break;
+    case kNoMode:
+      why.assign("spurious: no mode found (no finite null vector of A - sB)");
+      break;
+    case kMultiplierOnly:
+      set_why(why, "spurious: multiplier-only mode (|y| (1 + |s|/w) = ", figure, " |z|)");
+      break;
+    case kMassless:
+      set_why(why, "spurious: moves no mass (|R y| = ", figure, " |R| |y|)");
+      break;
+    case kViolates:
+      set_why(why, "spurious: violates the constraints (|Phi_q dq| = ", figure, " |dq|)");
+      break;
+  }
+}
 // Manifold path: a row of G (at unit norm) whose distance from the span of the rows before it is
 // below this is dependent (the pencil is then singular: QZ's path). NaturalEquilibrium's threshold.
 constexpr double kRankTol = 1e-10;
 // |K - K^T| <= kSymmetryTol |K| (Frobenius): symmetric to rounding, the symmetric eigenproblem applies.
 constexpr double kSymmetryTol = 1e-12;
 
-double asymmetry(const Eigen::MatrixXd& X) {
+template <typename Mat>
+double asymmetry(const Mat& X) {
   double sum = 0.0;
   for (int j = 0; j < X.cols(); ++j)
     for (int i = j + 1; i < X.rows(); ++i) sum += (X(i, j) - X(j, i)) * (X(i, j) - X(j, i));
   return std::sqrt(2.0 * sum);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// The deflation and manifold-path workspace, for the generic path (N = Eigen::Dynamic: MatrixXd and
+// VectorXd) and for small systems (N = kSmall: the same algorithms on Eigen types with that maximum
+// size, which live inside the object and let Eigen take its small-size code paths).
+
+namespace {
+constexpr int times(int k, int N) { return N == Eigen::Dynamic ? Eigen::Dynamic : k * N; }
+}  // namespace
+
+template <int N>
+struct LinearModes::Work {
+  static constexpr int Q = times(3, N);  // bound on nq and nc
+  using Mat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, N, N>;
+  using MatQN = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, Q, N>;
+  using MatQQ = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, Q, Q>;
+  using MatW = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, times(4, N), N>;
+  using MatC = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, times(2, N), times(2, N)>;
+  using Vec = Eigen::Matrix<double, Eigen::Dynamic, 1, 0, N, 1>;
+  using VecQ = Eigen::Matrix<double, Eigen::Dynamic, 1, 0, Q, 1>;
+  using CMat = Eigen::Matrix<cd, Eigen::Dynamic, Eigen::Dynamic, 0, N, N>;
+  using CVec = Eigen::Matrix<cd, Eigen::Dynamic, 1, 0, N, 1>;
+  using Sym = Eigen::SelfAdjointEigenSolver<Mat>;
+
+  Work(int n, int m, int nq, int nc, bool damped)
+      : ldlt(n), W((damped ? 3 : 2) * n + m, n), svd(W.rows(), n, Eigen::ComputeFullV), dqr(nq), dqi(nq), cr(nc),
+        ci(nc) {}
+
+  // The inputs as these types (small systems only; the generic path reads LinearModes' own).
+  Mat Mi, Ki, Ci, Gi;
+  MatQN Ri;
+  MatQQ Pi;
+  // The pencil after deflation (pointers into the inputs or the reduced matrices below).
+  const Mat *Mu = nullptr, *Ku = nullptr, *Cu = nullptr, *Gu = nullptr;
+  const MatQN* Ru = nullptr;
+  // Absent directions: LDLT of M (is it singular?), W = [M; K; C; G] scaled, its SVD, and the
+  // pencil's matrices on the complement Y of the absent directions.
+  Eigen::LDLT<Mat> ldlt;
+  MatW W;
+  Eigen::JacobiSVD<MatW> svd;
+  int nr = -1;
+  Mat Y, Mr, Cr, Kr, Gr, tmp;
+  MatQN Rr;
+  std::unique_ptr<Engine> engine;  // QZ (generic path only)
+  // Manifold path, p = nr - m coordinates u on the constraint manifold y = T u: the rows of G at unit
+  // norm (transposed) and their QR, Q = [range(G^T) T]; the reduced matrices; the Cholesky factor L of
+  // T^T M T; S = L^-1 K_t L^-T and its tridiagonalization (symmetric), eigenvectors X (p x p),
+  // modes U = T L^-T X; the companion matrix's eigenvalues (damped or unsymmetric).
+  Mat GnT, Qg, T, Mt, Kt, Ct, Sk, Sc, Qs, X, U, TU;
+  MatQN Rw;
+  Eigen::HouseholderQR<Mat> gqr;
+  Eigen::LLT<Mat> mllt;
+  Eigen::Tridiagonalization<Mat> tri;
+  std::unique_ptr<Sym> sym;
+  Vec hwork, pwork, ur, ui, yr, yi;
+  typename Sym::RealVectorType diag;
+  typename Sym::SubDiagonalType subdiag;
+  std::unique_ptr<Engine> companion;  // generic path
+  MatC Ac;                            // small systems: the companion matrix and its eigensolver
+  Eigen::EigenSolver<MatC> es;
+  // The companion path's modes: s^2 I + s S_C + S_K and its LU, pivots, start, iterates.
+  CMat Qc;
+  std::vector<int> qperm;
+  CVec qinv, qb, qx, qw;
+  VecQ dqr, dqi, cr, ci;  // the judgement's R y and Phi_q dq
+};
+
+namespace {
+
+// dst = A x: Eigen's coefficient-based product at small sizes, its general one otherwise.
+template <typename Dst, typename A, typename X>
+void product(Dst& dst, const A& a, const X& x) {
+  if constexpr (A::MaxRowsAtCompileTime == Eigen::Dynamic)
+    dst.noalias() = a * x;
+  else
+    dst.noalias() = a.lazyProduct(x);
 }
 
 }  // namespace
@@ -196,12 +313,15 @@ LinearModes::LinearModes(int n, int m, int nq, int nc, bool damped, ModeRule rul
       R(Eigen::MatrixXd::Zero(nq, n)),
       Phi_q(Eigen::MatrixXd::Zero(nc, nq)),
       n_(n), m_(m), nq_(nq), nc_(nc), size_(2 * n + m), damped_(damped), general_(false), rule_(rule),
-      ldlt_(n),
-      W_((damped ? 3 : 2) * n + m, n),
-      svd_(W_.rows(), n, Eigen::ComputeFullV),
-      raw_(size_), order_(size_), magnitude_(size_),
-      phi_row_norm_(nc), dqr_(nq), dqi_(nq), cr_(nc), ci_(nc) {
-  size_reduced(n);  // no absent direction expected: the pencil of the full size
+      raw_(size_), order_(size_), magnitude_(size_), why_cache_(size_),
+      phi_row_norm_(nc) {
+  if (rule.small && n <= kSmall && m <= kSmall && nq <= 3 * kSmall && nc <= 3 * kSmall) {
+    small_ = std::make_unique<Work<kSmall>>(n, m, nq, nc, damped);
+    size_work(*small_, n);  // no absent direction expected: the pencil of the full size
+  } else {
+    dyn_ = std::make_unique<Work<Eigen::Dynamic>>(n, m, nq, nc, damped);
+    size_work(*dyn_, n);
+  }
 }
 
 LinearModes::LinearModes(GeneralPencil, int N, int nq, int nc, ModeRule rule)
@@ -210,67 +330,81 @@ LinearModes::LinearModes(GeneralPencil, int N, int nq, int nc, ModeRule rule)
       R(Eigen::MatrixXd::Zero(nq, N)),
       Phi_q(Eigen::MatrixXd::Zero(nc, nq)),
       n_(0), m_(0), nq_(nq), nc_(nc), size_(N), damped_(false), general_(true), rule_(rule),
-      raw_(N), order_(N), magnitude_(N),
-      phi_row_norm_(nc), dqr_(nq), dqi_(nq), cr_(nc), ci_(nc) {
-  nr_ = 0;
-  yr_.resize(N);
-  yi_.resize(N);
-  engine_ = std::make_unique<Engine>(N);
+      raw_(N), order_(N), magnitude_(N), why_cache_(N),
+      phi_row_norm_(nc) {
+  dyn_ = std::make_unique<Work<Eigen::Dynamic>>(0, 0, nq, nc, false);
+  dyn_->nr = 0;
+  dyn_->yr.resize(N);
+  dyn_->yi.resize(N);
+  dyn_->engine = std::make_unique<Engine>(N);
 }
 
 LinearModes::~LinearModes() = default;
 
-void LinearModes::size_reduced(int nr) {
-  if (nr == nr_) return;
-  nr_ = nr;
-  Y_.resize(n_, nr);
-  Mr_.resize(nr, nr);
-  Kr_.resize(nr, nr);
-  Cr_.resize(damped_ ? nr : 0, damped_ ? nr : 0);
-  Gr_.resize(m_, nr);
-  Rr_.resize(nq_, nr);
-  tmp_.resize(n_, nr);
-  yr_.resize(nr);
-  yi_.resize(nr);
-  engine_ = std::make_unique<Engine>(2 * nr + m_);
+template <int N>
+void LinearModes::size_work(Work<N>& w, int nr) {
+  if (nr == w.nr) return;
+  w.nr = nr;
+  if constexpr (N != Eigen::Dynamic) {
+    w.Mi.resize(n_, n_);
+    w.Ki.resize(n_, n_);
+    w.Ci.resize(damped_ ? n_ : 0, damped_ ? n_ : 0);
+    w.Gi.resize(m_, n_);
+    w.Ri.resize(nq_, n_);
+    w.Pi.resize(nc_, nq_);
+  }
+  w.Y.resize(n_, nr);
+  w.Mr.resize(nr, nr);
+  w.Kr.resize(nr, nr);
+  w.Cr.resize(damped_ ? nr : 0, damped_ ? nr : 0);
+  w.Gr.resize(m_, nr);
+  w.Rr.resize(nq_, nr);
+  w.tmp.resize(n_, nr);
+  w.yr.resize(nr);
+  w.yi.resize(nr);
+  if constexpr (N == Eigen::Dynamic) w.engine = std::make_unique<Engine>(2 * nr + m_);
   // The manifold path's workspace (p = nr - m coordinates; none if G has more rows than nr).
   const int p = std::max(nr - m_, 0), pc = damped_ ? p : 0;
-  GnT_.resize(nr, m_);
-  Qg_.resize(nr, nr);
-  T_.resize(nr, p);
-  Mt_.resize(p, p);
-  Kt_.resize(p, p);
-  Ct_.resize(pc, pc);
-  Sk_.resize(p, p);
-  Sc_.resize(p, p);
-  Qs_.resize(p, p);
-  X_.resize(p, p);
-  U_.resize(p, p);
-  TU_.resize(nr, p);
-  Rw_.resize(nq_, p);
-  gqr_ = Eigen::HouseholderQR<Eigen::MatrixXd>(nr, m_);
-  mllt_.compute(Eigen::MatrixXd::Identity(p, p));  // sizes it (LLT(size) leaves info uninitialized)
-  tri_ = Eigen::Tridiagonalization<Eigen::MatrixXd>(std::max(p, 1));
+  w.GnT.resize(nr, m_);
+  w.Qg.resize(nr, nr);
+  w.T.resize(nr, p);
+  w.Mt.resize(p, p);
+  w.Kt.resize(p, p);
+  w.Ct.resize(pc, pc);
+  w.Sk.resize(p, p);
+  w.Sc.resize(p, p);
+  w.Qs.resize(p, p);
+  w.X.resize(p, p);
+  w.U.resize(p, p);
+  w.TU.resize(nr, p);
+  w.Rw.resize(nq_, p);
+  w.gqr = Eigen::HouseholderQR<typename Work<N>::Mat>(nr, m_);
+  w.mllt.compute(Work<N>::Mat::Identity(p, p));  // sizes it (LLT(size) leaves info uninitialized)
+  w.tri = Eigen::Tridiagonalization<typename Work<N>::Mat>(std::max(p, 1));
   // Made in place: Eigen's sizing constructor leaves its status uninitialized, so moving a
   // temporary into a member reads an indeterminate enum (UBSan flags it).
-  sym_ = std::make_unique<Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>>(std::max(p, 1));
-  hwork_.resize(nr);
-  pwork_.resize(p);
-  diag_.resize(p);
-  subdiag_.resize(std::max(p - 1, 0));
-  ur_.resize(p);
-  ui_.resize(p);
-  Qc_.resize(p, p);
-  qperm_.resize(p);
-  qinv_.resize(p);
-  qb_.resize(p);
-  qx_.resize(p);
-  qw_.resize(p);
+  w.sym = std::make_unique<typename Work<N>::Sym>(std::max(p, 1));
+  w.hwork.resize(nr);
+  w.pwork.resize(p);
+  w.diag.resize(p);
+  w.subdiag.resize(std::max(p - 1, 0));
+  w.ur.resize(p);
+  w.ui.resize(p);
+  w.Qc.resize(p, p);
+  w.qperm.resize(p);
+  w.qinv.resize(p);
+  w.qb.resize(p);
+  w.qx.resize(p);
+  w.qw.resize(p);
   // A fixed, irregular start vector for inverse iteration, as Engine's.
-  for (int k = 0; k < p; ++k) qb_[k] = cd(1.0 + 0.37 * std::cos(1.3 * k + 0.2), 0.5 * std::sin(0.7 * k + 1.1));
-  if (p > 0) qb_.normalize();
-  companion_.reset();
-  if (damped_ && p > 0) companion_ = std::make_unique<Engine>(2 * p);
+  for (int k = 0; k < p; ++k) w.qb[k] = cd(1.0 + 0.37 * std::cos(1.3 * k + 0.2), 0.5 * std::sin(0.7 * k + 1.1));
+  if (p > 0) w.qb.normalize();
+  if constexpr (N == Eigen::Dynamic) {
+    w.companion.reset();
+    if (damped_ && p > 0) w.companion = std::make_unique<Engine>(2 * p);
+  } else {
+    w.Ac.resize(2 * p, 2 * p);  // the eigensolver's storage is inline: nothing to size
+  }
 }
 
 void LinearModes::prepare(std::vector<Eigenvalue>& out) const {
@@ -290,33 +424,68 @@ std::string LinearModes::rule() const {
 // Directions of y absent from the equations (M v = C v = K v = 0, G v = 0): their number; the
 // orthonormal complement is then the leading right singular vectors of W = [M; K; C; G] (each
 // block at unit norm).
-int LinearModes::find_absent_directions() {
-  ldlt_.compute(M);
-  const auto& d = ldlt_.vectorD();
+template <int N>
+int LinearModes::find_absent_directions(Work<N>& w, const typename Work<N>::Mat& M, const typename Work<N>::Mat& K,
+                                        const typename Work<N>::Mat* C, const typename Work<N>::Mat& G) {
+  w.ldlt.compute(M);
+  const auto& d = w.ldlt.vectorD();
   const double d_max = d.cwiseAbs().maxCoeff();
-  if (ldlt_.info() == Eigen::Success && d.minCoeff() > rule_.absent * d_max) return 0;  // M positive definite
-  auto unit = [](const Eigen::MatrixXd& X) {
+  if (w.ldlt.info() == Eigen::Success && d.minCoeff() > rule_.absent * d_max) return 0;  // M positive definite
+  auto unit = [](const typename Work<N>::Mat& X) {
     const double x = X.norm();
     return x > 0.0 ? 1.0 / x : 0.0;
   };
   int row = 0;
-  W_.middleRows(row, n_) = unit(M) * M;
+  w.W.middleRows(row, n_) = unit(M) * M;
   row += n_;
-  W_.middleRows(row, n_) = unit(K) * K;
+  w.W.middleRows(row, n_) = unit(K) * K;
   row += n_;
-  if (damped_) {
-    W_.middleRows(row, n_) = unit(C) * C;
+  if (C != nullptr) {
+    w.W.middleRows(row, n_) = unit(*C) * *C;
     row += n_;
   }
   for (int k = 0; k < m_; ++k) {
     const double g = G.row(k).norm();
-    W_.row(row + k) = (g > 0.0 ? 1.0 / g : 0.0) * G.row(k);
+    w.W.row(row + k) = (g > 0.0 ? 1.0 / g : 0.0) * G.row(k);
   }
-  svd_.compute(W_);
-  const auto& sv = svd_.singularValues();
+  w.svd.compute(w.W);
+  const auto& sv = w.svd.singularValues();
   int absent = 0;
   while (absent < n_ && sv[n_ - 1 - absent] <= rule_.absent * sv[0]) ++absent;
   return absent;
+}
+
+// Steps 1 and 2 of compute() for a second-order system: deflation of absent directions (w.Mu, ...
+// then describe the pencil on their complement; sets absent_ and w_), then the manifold path where
+// it applies. True if it did (raw_[0, 2 nr + m) written).
+template <int N>
+bool LinearModes::reduce(Work<N>& w, const typename Work<N>::Mat& M, const typename Work<N>::Mat& K,
+                         const typename Work<N>::Mat* C, const typename Work<N>::Mat& G,
+                         const typename Work<N>::MatQN& R, const typename Work<N>::MatQQ& Phi) {
+  // 1. Deflate absent directions: y = Y y_r on their orthogonal complement.
+  absent_ = find_absent_directions(w, M, K, C, G);
+  const int nr = n_ - absent_;
+  size_work(w, nr);
+  w.Mu = &M, w.Ku = &K, w.Cu = C, w.Gu = &G, w.Ru = &R;
+  if (absent_ > 0) {
+    w.Y = w.svd.matrixV().leftCols(nr);
+    w.tmp.noalias() = M * w.Y;
+    w.Mr.noalias() = w.Y.transpose() * w.tmp;
+    w.tmp.noalias() = K * w.Y;
+    w.Kr.noalias() = w.Y.transpose() * w.tmp;
+    if (C != nullptr) {
+      w.tmp.noalias() = *C * w.Y;
+      w.Cr.noalias() = w.Y.transpose() * w.tmp;
+      w.Cu = &w.Cr;
+    }
+    w.Gr.noalias() = G * w.Y;
+    w.Rr.noalias() = R * w.Y;
+    w.Mu = &w.Mr, w.Ku = &w.Kr, w.Gu = &w.Gr, w.Ru = &w.Rr;
+  }
+  const double k_norm = w.Ku->norm(), mr_norm = w.Mu->norm();
+  w_ = k_norm > 0.0 && mr_norm > 0.0 ? std::sqrt(k_norm / mr_norm) : 1.0;
+  // 2. On the constraint manifold when the pencil allows.
+  return nr > 0 && rule_.manifold && manifold_modes(w, Phi);
 }
 
 void LinearModes::compute(std::vector<Eigenvalue>& out) {
@@ -329,47 +498,35 @@ void LinearModes::compute(std::vector<Eigenvalue>& out) {
     if (!(a_norm > 0.0) || !(b_norm > 0.0)) throw SolverError("linearization: a zero pencil matrix");
     w_ = a_norm / b_norm;
     absent_ = 0;
-    engine_->build(A, B, a_norm, b_norm);
+    dyn_->engine->build(A, B, a_norm, b_norm);
   } else {
     const double m_norm = M.norm();
     if (!(m_norm > 0.0)) throw SolverError("linearization: the mass matrix is zero");
-    // 1. Deflate absent directions: y = Y y_r on their orthogonal complement.
-    absent_ = find_absent_directions();
-    const int nr = n_ - absent_;
-    size_reduced(nr);
-    const Eigen::MatrixXd *Mu = &M, *Ku = &K, *Cu = damped_ ? &C : nullptr, *Gu = &G;
-    if (absent_ > 0) {
-      Y_ = svd_.matrixV().leftCols(nr);
-      tmp_.noalias() = M * Y_;
-      Mr_.noalias() = Y_.transpose() * tmp_;
-      tmp_.noalias() = K * Y_;
-      Kr_.noalias() = Y_.transpose() * tmp_;
-      if (damped_) {
-        tmp_.noalias() = C * Y_;
-        Cr_.noalias() = Y_.transpose() * tmp_;
-        Cu = &Cr_;
-      }
-      Gr_.noalias() = G * Y_;
-      Rr_.noalias() = R * Y_;
-      Mu = &Mr_, Ku = &Kr_, Gu = &Gr_, Ru = &Rr_;
+    if (small_) {
+      Work<kSmall>& w = *small_;
+      w.Mi = M, w.Ki = K, w.Gi = G, w.Ri = R, w.Pi = Phi_q;
+      if (damped_) w.Ci = C;
+      manifold = reduce(w, w.Mi, w.Ki, damped_ ? &w.Ci : nullptr, w.Gi, w.Ri, w.Pi);
     }
-    N = 2 * nr + m_;
-    const double k_norm = Ku->norm(), mr_norm = Mu->norm();
-    w_ = k_norm > 0.0 && mr_norm > 0.0 ? std::sqrt(k_norm / mr_norm) : 1.0;
-    // 2. On the constraint manifold when the pencil allows; otherwise the scaled pencil for QZ.
-    if (nr > 0) {
-      manifold = rule_.manifold && manifold_modes(*Mu, Cu, *Ku, *Gu, *Ru);
-      if (!manifold) engine_->build(*Mu, Cu, *Ku, *Gu, w_, mr_norm);
+    // Otherwise the generic path, also for a small system whose pencil the manifold path declines.
+    if (!manifold) {
+      if (!dyn_) dyn_ = std::make_unique<Work<Eigen::Dynamic>>(n_, m_, nq_, nc_, damped_);
+      Work<Eigen::Dynamic>& w = *dyn_;
+      manifold = reduce(w, M, K, damped_ ? &C : nullptr, G, R, Phi_q);
+      Ru = w.Ru;
+      if (!manifold && w.nr > 0) w.engine->build(*w.Mu, w.Cu, *w.Ku, *w.Gu, w_, w.Mu->norm());
     }
+    N = 2 * (n_ - absent_) + m_;
   }
   // 3. QZ, and each eigenvalue judged by its mode.
   if (manifold) {
     // raw_[0, N) written by manifold_modes()
   } else if (N - m_ > 0 || general_) {
     path_ = static_cast<int>(Path::kQZ);
-    if (!engine_->qz()) throw SolverError("linearization: QZ did not converge");
+    Engine& engine = *dyn_->engine;
+    if (!engine.qz()) throw SolverError("linearization: QZ did not converge");
     const double r_norm = Ru->norm();
-    const double tol_a = rule_.singular * engine_->norm_A(), tol_b = rule_.singular * engine_->norm_B();
+    const double tol_a = rule_.singular * engine.norm_A(), tol_b = rule_.singular * engine.norm_B();
     // A pair alpha ~ beta ~ 0 left after deflation: a singular pencil of another kind; modes then
     // come from null spaces.
     bool singular = false;
@@ -379,7 +536,7 @@ void LinearModes::compute(std::vector<Eigenvalue>& out) {
       // QZ returns a complex pair as consecutive, exactly conjugate alphas with one beta; the
       // partner's mode is the conjugate vector, with the same judgement.
       if (raw_[i].kind == 0 && raw_[i].s.imag() != 0.0 && i + 1 < N &&
-          engine_->alpha(i + 1) == std::conj(engine_->alpha(i)) && engine_->beta(i + 1) == engine_->beta(i)) {
+          engine.alpha(i + 1) == std::conj(engine.alpha(i)) && engine.beta(i + 1) == engine.beta(i)) {
         raw_[i + 1] = raw_[i];
         raw_[i + 1].s = std::conj(raw_[i].s);
         ++i;
@@ -417,100 +574,92 @@ void LinearModes::compute(std::vector<Eigenvalue>& out) {
     order_[j + 1] = v;
   }
 
-  // 5. Output, with the reason of each judgement, written into the reserved strings: fixed text
-  // copied, only the figure formatted (a whole format string parsed per eigenvalue cost more than the
-  // figure: docs/formulations.md, Status).
+  // 5. Output, with the reason of each judgement. Each slot keeps the reason and figure its text was
+  // last made from and formats again only when either differs: the text is a function of the two
+  // alone, so the output never depends on an earlier call; only the formatting is saved.
   for (int k = 0; k < size_; ++k) {
     const Raw& r = raw_[order_[k]];
     Eigenvalue& e = out[k];
     e.s = r.s;
     e.finite = r.kind == 0;
     e.is_true = r.is_true;
-    switch (r.reason) {
-      case kTrue:
-        set_why(e.why, "true: moves mass, satisfies Phi_q dq = 0 (", r.metric_b, " |dq|)");
-        break;
-      case kInfinite:
-        set_why(e.why, "spurious: infinite (|beta/alpha| = ", r.metric_a, " on the scaled pencil)");
-        break;
-      case kMultiplierBlock:
-        e.why.assign(
-            "spurious: infinite, a multiplier's index-3 block (G of full row rank, T^T M T positive definite: three "
-            "per independent constraint row)");
-        break;
-      case kUndetermined:
-        e.why.assign("spurious: undetermined, alpha ~ beta ~ 0: singular pencil");
-        break;
-      case kAbsent:
-        e.why.assign(
-            "spurious: undetermined (0/0), a coordinate direction with no mass, stiffness or constraint (an "
-            "'infinite' pair of a singular mass matrix)");
-        break;
-      case kNoMode:
-        e.why.assign("spurious: no mode found (no finite null vector of A - sB)");
-        break;
-      case kMultiplierOnly:
-        set_why(e.why, "spurious: multiplier-only mode (|y| (1 + |s|/w) = ", r.metric_a, " |z|)");
-        break;
-      case kMassless:
-        set_why(e.why, "spurious: moves no mass (|R y| = ", r.metric_a, " |R| |y|)");
-        break;
-      case kViolates:
-        set_why(e.why, "spurious: violates the constraints (|Phi_q dq| = ", r.metric_b, " |dq|)");
-        break;
+    WhyCache& c = why_cache_[k];
+    const double figure = r.reason == kTrue || r.reason == kViolates ? r.metric_b : r.metric_a;
+    if (c.reason != r.reason || std::memcmp(&c.figure, &figure, sizeof figure) != 0) {
+      c.reason = r.reason;
+      c.figure = figure;
+      write_why(c.text, r.reason, figure);
     }
+    e.why.assign(c.text);
   }
 }
 
-// The manifold path (see the file comment). Writes raw_[0, 2 nr + m) and returns true, or returns
-// false when the pencil is not of its kind: a dependent row of G, or T^T M T not positive definite.
-bool LinearModes::manifold_modes(const Eigen::MatrixXd& Mu, const Eigen::MatrixXd* Cu, const Eigen::MatrixXd& Ku,
-                                 const Eigen::MatrixXd& Gu, const Eigen::MatrixXd& Ru) {
+// The manifold path (see the file comment) on w's deflated pencil. Writes raw_[0, 2 nr + m) and
+// returns true, or returns false when the pencil is not of its kind: a dependent row of G, or
+// T^T M T not positive definite (and, for a small system, a mode its companion path could not find).
+template <int N>
+bool LinearModes::manifold_modes(Work<N>& w, const typename Work<N>::MatQQ& Phi) {
+  using Mat = typename Work<N>::Mat;
+  const Mat &Mu = *w.Mu, &Ku = *w.Ku, &Gu = *w.Gu;
+  const Mat* Cu = w.Cu;
+  const typename Work<N>::MatQN& Ru = *w.Ru;
   const int nr = static_cast<int>(Mu.rows()), p = nr - m_;
   if (p < 0) return false;
   // 1. y = T u: T the orthonormal complement of the rows of G (Householder QR of G^T, rows at unit
   // norm so that the pivots measure dependence). Without multipliers T = I, and nothing is copied.
-  const Eigen::MatrixXd *Mp = &Mu, *Kp = &Ku, *Cp = Cu;
+  const Mat *Mp = &Mu, *Kp = &Ku, *Cp = Cu;
   if (m_ > 0) {
     for (int k = 0; k < m_; ++k) {
       const double g = Gu.row(k).norm();
       if (!(g > 0.0)) return false;
-      GnT_.col(k) = Gu.row(k).transpose() / g;
+      w.GnT.col(k) = Gu.row(k).transpose() / g;
     }
-    gqr_.compute(GnT_);
+    w.gqr.compute(w.GnT);
     for (int k = 0; k < m_; ++k)
-      if (!(std::abs(gqr_.matrixQR()(k, k)) > kRankTol)) return false;
-    gqr_.householderQ().evalTo(Qg_, hwork_);
-    T_ = Qg_.rightCols(p);
-    TU_.noalias() = Mu * T_;
-    Mt_.noalias() = T_.transpose() * TU_;
-    TU_.noalias() = Ku * T_;
-    Kt_.noalias() = T_.transpose() * TU_;
+      if (!(std::abs(w.gqr.matrixQR()(k, k)) > kRankTol)) return false;
+    w.gqr.householderQ().evalTo(w.Qg, w.hwork);
+    w.T = w.Qg.rightCols(p);
+    w.TU.noalias() = Mu * w.T;
+    w.Mt.noalias() = w.T.transpose() * w.TU;
+    w.TU.noalias() = Ku * w.T;
+    w.Kt.noalias() = w.T.transpose() * w.TU;
     if (Cu != nullptr) {
-      TU_.noalias() = *Cu * T_;
-      Ct_.noalias() = T_.transpose() * TU_;
-      Cp = &Ct_;
+      w.TU.noalias() = *Cu * w.T;
+      w.Ct.noalias() = w.T.transpose() * w.TU;
+      Cp = &w.Ct;
     }
-    Mp = &Mt_, Kp = &Kt_;
+    Mp = &w.Mt, Kp = &w.Kt;
   }
   // 2. Cholesky M_t = L L^T, with the pivot test that calls a mass direction absent.
   if (p > 0) {
-    mllt_.compute(*Mp);
-    if (mllt_.info() != Eigen::Success) return false;
-    const auto d = mllt_.matrixLLT().diagonal();
+    w.mllt.compute(*Mp);
+    if (w.mllt.info() != Eigen::Success) return false;
+    const auto d = w.mllt.matrixLLT().diagonal();
     if (!(d.minCoeff() * d.minCoeff() > rule_.absent * d.maxCoeff() * d.maxCoeff())) return false;
   }
   const double r_norm = Ru.norm();
   // 3. S_K = L^-1 K_t L^-T (and S_C): w = L^T u turns M_t into I.
-  auto congruence = [this, p](const Eigen::MatrixXd& X, Eigen::MatrixXd& S) {
+  // Triangular solves with L: a column at a time for small systems (Eigen's blocked solver for
+  // a matrix right-hand side costs more in setup than the solve at these sizes).
+  auto solve_l = [&w](Mat& S) {
+    if constexpr (N == Eigen::Dynamic) {
+      w.mllt.matrixL().solveInPlace(S);
+    } else {
+      for (int j = 0; j < S.cols(); ++j) {
+        auto col = S.col(j);
+        w.mllt.matrixL().solveInPlace(col);
+      }
+    }
+  };
+  auto congruence = [&solve_l, p](const Mat& X, Mat& S) {
     S = X;
     if (p == 0) return;
-    mllt_.matrixL().solveInPlace(S);  // L^-1 X
+    solve_l(S);  // L^-1 X
     S.transposeInPlace();
-    mllt_.matrixL().solveInPlace(S);  // L^-1 X^T L^-T
+    solve_l(S);  // L^-1 X^T L^-T
     S.transposeInPlace();
   };
-  congruence(*Kp, Sk_);
+  congruence(*Kp, w.Sk);
   const bool damped = Cp != nullptr && Cp->norm() > 0.0;
   const double big = w_ / rule_.infinite;  // |s| above this is infinite, as |beta| <= infinite |alpha| is for QZ
   if (!damped && asymmetry(*Kp) <= kSymmetryTol * Kp->norm()) {
@@ -518,30 +667,31 @@ bool LinearModes::manifold_modes(const Eigen::MatrixXd& Mu, const Eigen::MatrixX
     path_ = static_cast<int>(Path::kSymmetric);
     if (p > 0) {
       for (int j = 0; j < p; ++j)
-        for (int i = j + 1; i < p; ++i) Sk_(i, j) = Sk_(j, i) = 0.5 * (Sk_(i, j) + Sk_(j, i));
-      tri_.compute(Sk_);
-      diag_ = tri_.diagonal();
-      subdiag_ = tri_.subDiagonal();
-      tri_.matrixQ().evalTo(Qs_, pwork_);
-      sym_->computeFromTridiagonal(diag_, subdiag_, Eigen::ComputeEigenvectors);
-      if (sym_->info() != Eigen::Success) throw SolverError("linearization: the symmetric eigensolver did not converge");
-      X_.noalias() = Qs_ * sym_->eigenvectors();
-      U_ = X_;
-      mllt_.matrixU().solveInPlace(U_);  // L^-T X
-      if (m_ > 0) TU_.noalias() = T_ * U_;
+        for (int i = j + 1; i < p; ++i) w.Sk(i, j) = w.Sk(j, i) = 0.5 * (w.Sk(i, j) + w.Sk(j, i));
+      w.tri.compute(w.Sk);
+      w.diag = w.tri.diagonal();
+      w.subdiag = w.tri.subDiagonal();
+      w.tri.matrixQ().evalTo(w.Qs, w.pwork);
+      w.sym->computeFromTridiagonal(w.diag, w.subdiag, Eigen::ComputeEigenvectors);
+      if (w.sym->info() != Eigen::Success)
+        throw SolverError("linearization: the symmetric eigensolver did not converge");
+      w.X.noalias() = w.Qs * w.sym->eigenvectors();
+      w.U = w.X;
+      w.mllt.matrixU().solveInPlace(w.U);  // L^-T X
+      if (m_ > 0) w.TU.noalias() = w.T * w.U;
     }
-    const Eigen::MatrixXd& Y = m_ > 0 ? TU_ : U_;
+    const Mat& Y = m_ > 0 ? w.TU : w.U;
     for (int k = 0; k < p; ++k) {
-      const double lambda = sym_->eigenvalues()[k];
+      const double lambda = w.sym->eigenvalues()[k];
       const cd s = lambda >= 0.0 ? cd(0.0, std::sqrt(lambda)) : cd(std::sqrt(-lambda), 0.0);
       Raw& r = raw_[2 * k];
       r = Raw{s, 0, false, 0.0, 0.0, kTrue};
       if (std::abs(s) > big) {
         r = Raw{cd(std::numeric_limits<double>::infinity(), 0.0), 1, false, w_ / std::abs(s), 0.0, kInfinite};
       } else {
-        yr_ = Y.col(k);
-        yi_.setZero();
-        judge(r, Ru, r_norm);
+        w.yr = Y.col(k);
+        w.yi.setZero();
+        judge(w, r, Ru, r_norm, Phi);
       }
       raw_[2 * k + 1] = r;  // the partner -s, written so that no component becomes -0
       if (r.kind == 0) raw_[2 * k + 1].s = lambda >= 0.0 ? std::conj(s) : cd(-s.real(), 0.0);
@@ -550,44 +700,60 @@ bool LinearModes::manifold_modes(const Eigen::MatrixXd& Mu, const Eigen::MatrixX
     // 4b. Damped (or K unsymmetric): the companion matrix [0 I; -S_K -S_C] in scaled time, a
     // standard eigenproblem (Hessenberg QR), modes by inverse iteration; y = T L^-T w.
     path_ = static_cast<int>(Path::kCompanion);
-    if (p > 0) {
-      if (damped) congruence(*Cp, Sc_);
-      if (!companion_ || companion_->size() != 2 * p) companion_ = std::make_unique<Engine>(2 * p);
-      Eigen::MatrixXd& Ac = companion_->a();
+    auto fill = [&](auto& Ac) {
       Ac.setZero();
       Ac.block(0, p, p, p).setIdentity();
-      Ac.block(p, 0, p, p) = (-1.0 / (w_ * w_)) * Sk_;
-      if (damped) Ac.block(p, p, p, p) = (-1.0 / w_) * Sc_;
-      if (!companion_->standard()) throw SolverError("linearization: the companion eigensolver did not converge");
-      U_.setIdentity();
-      mllt_.matrixU().solveInPlace(U_);  // L^-T
-      if (m_ > 0) TU_.noalias() = T_ * U_;
+      Ac.block(p, 0, p, p) = (-1.0 / (w_ * w_)) * w.Sk;
+      if (damped) Ac.block(p, p, p, p) = (-1.0 / w_) * w.Sc;
+    };
+    if (p > 0) {
+      if (damped) congruence(*Cp, w.Sc);
+      if constexpr (N == Eigen::Dynamic) {
+        if (!w.companion || w.companion->size() != 2 * p) w.companion = std::make_unique<Engine>(2 * p);
+        fill(w.companion->a());
+        if (!w.companion->standard()) throw SolverError("linearization: the companion eigensolver did not converge");
+      } else {
+        fill(w.Ac);
+        w.es.compute(w.Ac, false);
+        if (w.es.info() != Eigen::Success) throw SolverError("linearization: the companion eigensolver did not converge");
+      }
+      w.U.setIdentity();
+      w.mllt.matrixU().solveInPlace(w.U);  // L^-T
+      if (m_ > 0) w.TU.noalias() = w.T * w.U;
     }
-    const Eigen::MatrixXd& W = m_ > 0 ? TU_ : U_;  // y = W w
-    if (p > 0) Rw_.noalias() = Ru * W;
+    auto alpha = [&w](int i) -> cd {
+      if constexpr (N == Eigen::Dynamic)
+        return w.companion->alpha(i);
+      else
+        return w.es.eigenvalues()[i];
+    };
+    const Mat& W = m_ > 0 ? w.TU : w.U;  // y = W w
+    if (p > 0) w.Rw.noalias() = Ru * W;
     for (int i = 0; i < 2 * p; ++i) {
-      const cd s_hat = companion_->alpha(i);
+      const cd s_hat = alpha(i);
       Raw& r = raw_[i];
       r = Raw{w_ * s_hat, 0, false, 0.0, 0.0, kTrue};
       if (std::abs(r.s) > big) {
         r = Raw{cd(std::numeric_limits<double>::infinity(), 0.0), 1, false, w_ / std::abs(r.s), 0.0, kInfinite};
-      } else if (quadratic_mode(r.s, damped)) {
-        ur_ = qw_.real();
-        ui_ = qw_.imag();
-        yr_.noalias() = W * ur_;
-        yi_.noalias() = W * ui_;
-        judge(r, Ru, r_norm);
-      } else if (const Eigen::VectorXcd* z = companion_->mode(s_hat, false, Rw_)) {
-        ur_ = z->head(p).real();
-        ui_ = z->head(p).imag();
-        yr_.noalias() = W * ur_;
-        yi_.noalias() = W * ui_;
-        judge(r, Ru, r_norm);
+      } else if (quadratic_mode(w, r.s, damped)) {
+        w.ur = w.qw.real();
+        w.ui = w.qw.imag();
+        product(w.yr, W, w.ur);
+        product(w.yi, W, w.ui);
+        judge(w, r, Ru, r_norm, Phi);
+      } else if constexpr (N != Eigen::Dynamic) {
+        return false;  // the generic path's inverse iteration on the companion pencil decides
+      } else if (const Eigen::VectorXcd* z = w.companion->mode(s_hat, false, w.Rw)) {
+        w.ur = z->head(p).real();
+        w.ui = z->head(p).imag();
+        w.yr.noalias() = W * w.ur;
+        w.yi.noalias() = W * w.ui;
+        judge(w, r, Ru, r_norm, Phi);
       } else {
         r.reason = kNoMode;
       }
       // Pairs come as consecutive, exactly conjugate eigenvalues; the partner's mode is the conjugate.
-      if (r.kind == 0 && r.s.imag() != 0.0 && i + 1 < 2 * p && companion_->alpha(i + 1) == std::conj(s_hat)) {
+      if (r.kind == 0 && r.s.imag() != 0.0 && i + 1 < 2 * p && alpha(i + 1) == std::conj(s_hat)) {
         raw_[i + 1] = r;
         raw_[i + 1].s = std::conj(r.s);
         ++i;
@@ -605,45 +771,47 @@ bool LinearModes::manifold_modes(const Eigen::MatrixXd& Mu, const Eigen::MatrixX
 // does on the pencil, at half its size. The LU (partial pivoting by |re| + |im|, as LAPACK's izamax)
 // is written out: Eigen's dynamic complex LU spent most of the companion path on a 3 x 3 in
 // overhead and a hypot per pivot candidate. False if it did not give a finite vector.
-bool LinearModes::quadratic_mode(cd s, bool damped) {
-  const int p = static_cast<int>(Qc_.rows());
+template <int N>
+bool LinearModes::quadratic_mode(Work<N>& w, cd s, bool damped) {
+  auto& Qc = w.Qc;
+  const int p = static_cast<int>(Qc.rows());
   const cd sigma = s + 1e-10 * (w_ + std::hypot(s.real(), s.imag())) * cd(M_SQRT1_2, M_SQRT1_2);
-  Qc_ = Sk_.cast<cd>();
-  if (damped) Qc_ += sigma * Sc_.cast<cd>();
-  Qc_.diagonal().array() += sigma * sigma;
+  Qc = w.Sk.template cast<cd>();
+  if (damped) Qc += sigma * w.Sc.template cast<cd>();
+  Qc.diagonal().array() += sigma * sigma;
   auto cabs1 = [](cd z) { return std::abs(z.real()) + std::abs(z.imag()); };
   // The pivots' reciprocals, conj(u) / |u|^2 (no library complex division; |u| is far from
   // overflow here, the matrix being O(|s|^2) and shifted off singular by 1e-10).
   for (int k = 0; k < p; ++k) {
     int pivot = k;
     for (int i = k + 1; i < p; ++i)
-      if (cabs1(Qc_(i, k)) > cabs1(Qc_(pivot, k))) pivot = i;
-    qperm_[k] = pivot;
-    if (!(cabs1(Qc_(pivot, k)) > 0.0)) return false;  // exactly singular: the shift prevents it
-    if (pivot != k) Qc_.row(k).swap(Qc_.row(pivot));
-    const cd u = Qc_(k, k);
-    qinv_[k] = std::conj(u) / std::norm(u);
-    for (int i = k + 1; i < p; ++i) Qc_(i, k) *= qinv_[k];
+      if (cabs1(Qc(i, k)) > cabs1(Qc(pivot, k))) pivot = i;
+    w.qperm[k] = pivot;
+    if (!(cabs1(Qc(pivot, k)) > 0.0)) return false;  // exactly singular: the shift prevents it
+    if (pivot != k) Qc.row(k).swap(Qc.row(pivot));
+    const cd u = Qc(k, k);
+    w.qinv[k] = std::conj(u) / std::norm(u);
+    for (int i = k + 1; i < p; ++i) Qc(i, k) *= w.qinv[k];
     for (int j = k + 1; j < p; ++j)
-      for (int i = k + 1; i < p; ++i) Qc_(i, j) -= Qc_(i, k) * Qc_(k, j);
+      for (int i = k + 1; i < p; ++i) Qc(i, j) -= Qc(i, k) * Qc(k, j);
   }
-  auto solve = [this, p](Eigen::VectorXcd& x) {  // x = (P^T L U)^-1 x, in place
-    for (int k = 0; k < p; ++k) std::swap(x[k], x[qperm_[k]]);
+  auto solve = [&w, &Qc, p](auto& x) {  // x = (P^T L U)^-1 x, in place
+    for (int k = 0; k < p; ++k) std::swap(x[k], x[w.qperm[k]]);
     for (int j = 0; j < p; ++j)
-      for (int i = j + 1; i < p; ++i) x[i] -= Qc_(i, j) * x[j];
+      for (int i = j + 1; i < p; ++i) x[i] -= Qc(i, j) * x[j];
     for (int j = p - 1; j >= 0; --j) {
-      x[j] *= qinv_[j];
-      for (int i = 0; i < j; ++i) x[i] -= Qc_(i, j) * x[j];
+      x[j] *= w.qinv[j];
+      for (int i = 0; i < j; ++i) x[i] -= Qc(i, j) * x[j];
     }
   };
-  qx_ = qb_;
-  solve(qx_);
-  qx_.normalize();
-  qw_ = qx_;
-  solve(qw_);
-  const double norm = qw_.norm();
+  w.qx = w.qb;
+  solve(w.qx);
+  w.qx.normalize();
+  w.qw = w.qx;
+  solve(w.qw);
+  const double norm = w.qw.norm();
   if (!(norm > 0.0) || !std::isfinite(norm)) return false;
-  qw_ /= norm;
+  w.qw /= norm;
   return true;
 }
 
@@ -651,15 +819,16 @@ bool LinearModes::quadratic_mode(cd s, bool damped) {
 // forms; a complex pair's beta is a product of two such entries and its alpha scales alike, so
 // their size says nothing about singularity: a 0/0 of a singular pencil is real).
 bool LinearModes::zero_pair(int i, double tol_a, double tol_b) const {
-  const cd a = engine_->alpha(i);
-  return a.imag() == 0.0 && std::abs(a) <= tol_a && std::abs(engine_->beta(i)) <= tol_b;
+  const cd a = dyn_->engine->alpha(i);
+  return a.imag() == 0.0 && std::abs(a) <= tol_a && std::abs(dyn_->engine->beta(i)) <= tol_b;
 }
 
 void LinearModes::classify(int i, bool singular, const Eigen::MatrixXd& Ru, double r_norm, double tol_a,
                            double tol_b) {
   Raw& r = raw_[i];
-  const cd a = engine_->alpha(i);
-  const double b = engine_->beta(i);
+  Engine& engine = *dyn_->engine;
+  const cd a = engine.alpha(i);
+  const double b = engine.beta(i);
   r.is_true = false;
   r.metric_a = r.metric_b = 0.0;
   if (zero_pair(i, tol_a, tol_b)) {
@@ -678,7 +847,7 @@ void LinearModes::classify(int i, bool singular, const Eigen::MatrixXd& Ru, doub
   r.kind = 0;
   const cd s_hat = a / b;
   r.s = w_ * s_hat;
-  const Eigen::VectorXcd* z = engine_->mode(s_hat, singular, Ru);
+  const Eigen::VectorXcd* z = engine.mode(s_hat, singular, Ru);
   if (z == nullptr) {
     r.reason = kNoMode;
     return;
@@ -692,16 +861,18 @@ void LinearModes::classify(int i, bool singular, const Eigen::MatrixXd& Ru, doub
     r.metric_a = y_norm * (1.0 + std::abs(s_hat));
     return;
   }
-  yr_ = y.real();  // contiguous copies: a product with a strided real() view would allocate one
-  yi_ = y.imag();
-  judge(r, Ru, r_norm);
+  dyn_->yr = y.real();  // contiguous copies: a product with a strided real() view would allocate one
+  dyn_->yi = y.imag();
+  judge(*dyn_, r, Ru, r_norm, Phi_q);
 }
 
-void LinearModes::judge(Raw& r, const Eigen::MatrixXd& Ru, double r_norm) {
-  const double y_norm = std::hypot(yr_.norm(), yi_.norm());
-  dqr_.noalias() = Ru * yr_;
-  dqi_.noalias() = Ru * yi_;
-  const double dq_norm = std::hypot(dqr_.norm(), dqi_.norm());
+template <int N>
+void LinearModes::judge(Work<N>& w, Raw& r, const typename Work<N>::MatQN& Ru, double r_norm,
+                        const typename Work<N>::MatQQ& Phi) {
+  const double y_norm = std::hypot(w.yr.norm(), w.yi.norm());
+  product(w.dqr, Ru, w.yr);
+  product(w.dqi, Ru, w.yi);
+  const double dq_norm = std::hypot(w.dqr.norm(), w.dqi.norm());
   r.metric_a = y_norm > 0.0 ? dq_norm / (r_norm * y_norm) : 0.0;
   if (!(dq_norm > rule_.massless * r_norm * y_norm)) {
     r.reason = kMassless;
@@ -709,11 +880,11 @@ void LinearModes::judge(Raw& r, const Eigen::MatrixXd& Ru, double r_norm) {
   }
   double violation = 0.0;
   if (nc_ > 0) {
-    cr_.noalias() = Phi_q * dqr_;
-    ci_.noalias() = Phi_q * dqi_;
+    product(w.cr, Phi, w.dqr);
+    product(w.ci, Phi, w.dqi);
     for (int k = 0; k < nc_; ++k)
       if (phi_row_norm_[k] > 0.0)
-        violation += (cr_[k] * cr_[k] + ci_[k] * ci_[k]) / (phi_row_norm_[k] * phi_row_norm_[k]);
+        violation += (w.cr[k] * w.cr[k] + w.ci[k] * w.ci[k]) / (phi_row_norm_[k] * phi_row_norm_[k]);
     violation = std::sqrt(violation) / dq_norm;
   }
   r.metric_b = violation;

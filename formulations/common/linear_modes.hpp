@@ -132,6 +132,9 @@ struct ModeRule {
   // Take the manifold path where it applies (see the file comment); false: QZ always, the reference
   // the tests compare it with.
   bool manifold = true;
+  // Small systems on Eigen types of a fixed maximum size (see LinearModes::kSmall); false: the
+  // generic dynamic-size path always, the reference the tests compare it with.
+  bool small = true;
 };
 
 class LinearModes {
@@ -183,6 +186,11 @@ class LinearModes {
   Path path() const { return static_cast<Path>(path_); }
 
   struct Engine;  // QZ and mode workspace for one pencil size
+  // Systems with n, m <= kSmall and nq, nc <= 3 kSmall take the small-size workspace (see the file
+  // comment).
+  static constexpr int kSmall = 6;
+  template <int N>
+  struct Work;  // deflation and manifold-path workspace: N = Eigen::Dynamic, or kSmall
 
  private:
   struct Raw {  // per eigenvalue, before sorting
@@ -192,49 +200,48 @@ class LinearModes {
     double metric_a, metric_b;  // figures for `why`
     int reason;
   };
-  int find_absent_directions();
-  void size_reduced(int nr);
+  template <int N>
+  void size_work(Work<N>& w, int nr);
+  template <int N>
+  int find_absent_directions(Work<N>& w, const typename Work<N>::Mat& M, const typename Work<N>::Mat& K,
+                             const typename Work<N>::Mat* C, const typename Work<N>::Mat& G);
+  template <int N>
+  bool reduce(Work<N>& w, const typename Work<N>::Mat& M, const typename Work<N>::Mat& K,
+              const typename Work<N>::Mat* C, const typename Work<N>::Mat& G, const typename Work<N>::MatQN& R,
+              const typename Work<N>::MatQQ& Phi);
   bool zero_pair(int i, double tol_a, double tol_b) const;
   void classify(int i, bool singular, const Eigen::MatrixXd& Ru, double r_norm, double tol_a, double tol_b);
   // The manifold path (see the file comment): false, leaving raw_ untouched, when it does not apply.
-  bool manifold_modes(const Eigen::MatrixXd& Mu, const Eigen::MatrixXd* Cu, const Eigen::MatrixXd& Ku,
-                      const Eigen::MatrixXd& Gu, const Eigen::MatrixXd& Ru);
-  bool quadratic_mode(std::complex<double> s, bool damped);
-  // Mass and constraint tests of a mode y = yr_ + i yi_ (coordinates of Ru) for raw_[i].
-  void judge(Raw& r, const Eigen::MatrixXd& Ru, double r_norm);
+  template <int N>
+  bool manifold_modes(Work<N>& w, const typename Work<N>::MatQQ& Phi);
+  template <int N>
+  bool quadratic_mode(Work<N>& w, std::complex<double> s, bool damped);
+  // Mass and constraint tests of a mode y = w.yr + i w.yi (coordinates of Ru) for raw_[i].
+  template <int N>
+  void judge(Work<N>& w, Raw& r, const typename Work<N>::MatQN& Ru, double r_norm, const typename Work<N>::MatQQ& Phi);
 
   int n_, m_, nq_, nc_, size_;
   bool damped_, general_;
   ModeRule rule_;
   double w_ = 1.0;
-  int absent_ = 0, nr_ = -1;
-  // Absent directions: LDLT of M (is it singular?), W = [M; K; C; G] scaled, its SVD, and the
-  // pencil's matrices on the complement Y of the absent directions.
-  Eigen::LDLT<Eigen::MatrixXd> ldlt_;
-  Eigen::MatrixXd W_;
-  Eigen::JacobiSVD<Eigen::MatrixXd> svd_;
-  Eigen::MatrixXd Y_, Mr_, Cr_, Kr_, Gr_, Rr_, tmp_;
-  std::unique_ptr<Engine> engine_;
-  // Manifold path, p = nr - m coordinates u on the constraint manifold y = T u: the rows of G at unit
-  // norm (transposed) and their QR, Q = [range(G^T) T]; the reduced matrices; the Cholesky factor L of
-  // T^T M T; S = L^-1 K_t L^-T and its tridiagonalization (symmetric), eigenvectors X (p x p),
-  // modes U = T L^-T X; the companion matrix's engine (damped or unsymmetric).
-  Eigen::MatrixXd GnT_, Qg_, T_, Mt_, Kt_, Ct_, Sk_, Sc_, Qs_, X_, U_, TU_, Rw_;
-  Eigen::HouseholderQR<Eigen::MatrixXd> gqr_;
-  Eigen::LLT<Eigen::MatrixXd> mllt_;
-  Eigen::Tridiagonalization<Eigen::MatrixXd> tri_;
-  std::unique_ptr<Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>> sym_;
-  Eigen::VectorXd hwork_, pwork_, diag_, subdiag_, ur_, ui_;
-  std::unique_ptr<Engine> companion_;
-  Eigen::MatrixXcd Qc_;  // the companion path's modes: s^2 I + s S_C + S_K and its LU, pivots, start, iterates
-  std::vector<int> qperm_;
-  Eigen::VectorXcd qinv_, qb_, qx_, qw_;
+  int absent_ = 0;
+  // The generic workspace (also a small system's when its manifold path declines: made then) and
+  // the small-size one.
+  std::unique_ptr<Work<Eigen::Dynamic>> dyn_;
+  std::unique_ptr<Work<kSmall>> small_;
   int path_ = 0;
   std::vector<Raw> raw_;
   std::vector<int> order_;
   std::vector<double> magnitude_;
+  // Per output slot: the reason and figure its `why` text was last made from (reason -1: none yet).
+  struct WhyCache {
+    WhyCache() { text.reserve(160); }
+    int reason = -1;
+    double figure = 0.0;
+    std::string text;
+  };
+  std::vector<WhyCache> why_cache_;
   Eigen::VectorXd phi_row_norm_;
-  Eigen::VectorXd yr_, yi_, dqr_, dqi_, cr_, ci_;
 };
 
 // Static equilibrium of a model in natural coordinates at its initial configuration q0.

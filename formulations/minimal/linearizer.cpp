@@ -207,16 +207,17 @@ class MinimalLinearizer final : public Linearizer {
 
   const Linearization& linearize() override {
     kinematics();
-    // Equilibrium: generalized gravity force R^T Q = -dV/dy.
-    f_.noalias() = R_.transpose() * Q_;
+    // Equilibrium: generalized gravity force R^T Q = -dV/dy. Coefficient-based products (lazyProduct):
+    // joint-angle trees are small, where Eigen's general kernels cost more in setup than in arithmetic.
+    f_.noalias() = R_.transpose().lazyProduct(Q_);
     const double scale = Q_.norm() * R_.norm();
     const double residual = scale > 0.0 ? f_.norm() / scale : f_.norm();
     if (!(residual <= NaturalEquilibrium::kEquilibriumTol))
       throw SolverError(fmt::format(
           "minimal: the initial configuration is not a static equilibrium (|R^T Q| = {:.3g} |Q| |R| > {:g} |Q| |R|)",
           residual, NaturalEquilibrium::kEquilibriumTol));
-    MR_.noalias() = m_.asDiagonal() * R_;
-    M_e_.noalias() = R_.transpose() * MR_;
+    MR_.noalias() = m_.asDiagonal() * R_;  // evaluated once: a lazy product would read it per coefficient
+    M_e_.noalias() = R_.transpose().lazyProduct(MR_);
     stiffness();
 
     modes_.M = M_e_;
