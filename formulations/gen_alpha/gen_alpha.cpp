@@ -134,15 +134,15 @@ class GenAlphaSimulator final : public FixedStepSimulator {
         factor();
         ++stats_.jacobian_evals;
       }
-      b_.head(n_q_) = -r_ / beta_p_;
-      b_.tail(n_r_) = -Phi_;
+      qpart(b_) = -r_ / beta_p_;
+      cpart(b_) = -Phi_;
       solve();
-      dq_ = x_.head(n_q_);
+      dq_ = qpart(x_);
       q_ += dq_;
       v_ += gamma_p_ * dq_;
       qdd_ += beta_p_ * dq_;
       a_ += to_a * dq_;
-      lambda_ += beta_p_ * x_.tail(n_r_);
+      lambda_ += beta_p_ * cpart(x_);
       ++stats_.rhs_evals;
       ++stats_.newton_iterations;
       if (!dq_.allFinite() || !lambda_.allFinite())
@@ -200,10 +200,17 @@ class GenAlphaSimulator final : public FixedStepSimulator {
       T_ *= s;
     }
     T_.diagonal() += M_;
-    A_.topLeftCorner(n_q_, n_q_) = T_;
-    A_.topRightCorner(n_q_, n_r_) = kc_.dense_G().transpose();
-    A_.bottomLeftCorner(n_r_, n_q_) = kc_.dense_G();
-    A_.bottomRightCorner(n_r_, n_r_).setZero();
+    if constexpr (kFixed) {  // every row kept at fixed sizes: n_r_ == NC
+      A_.template topLeftCorner<NQ, NQ>() = T_;
+      A_.template topRightCorner<NQ, NC>() = kc_.dense_G().transpose();
+      A_.template bottomLeftCorner<NC, NQ>() = kc_.dense_G();
+      A_.template bottomRightCorner<NC, NC>().setZero();
+    } else {
+      A_.topLeftCorner(n_q_, n_q_) = T_;
+      A_.topRightCorner(n_q_, n_r_) = kc_.dense_G().transpose();
+      A_.bottomLeftCorner(n_r_, n_q_) = kc_.dense_G();
+      A_.bottomRightCorner(n_r_, n_r_).setZero();
+    }
   }
   void factor() {
     if constexpr (kCanSparse) {
@@ -229,6 +236,20 @@ class GenAlphaSimulator final : public FixedStepSimulator {
       x_.noalias() = A_inv_ * b_;
     else
       x_.noalias() = lu_.solve(b_);
+  }
+
+  // The q and lambda parts of an iteration vector: fixed-size segments at fixed sizes, whose
+  // runtime-size forms went through Eigen's generic unaligned loops every iteration.
+  static constexpr bool kFixed = NK != Eigen::Dynamic;
+  template <typename V>
+  auto qpart(V& x) const {
+    if constexpr (kFixed) return x.template head<NQ>();
+    else return x.head(n_q_);
+  }
+  template <typename V>
+  auto cpart(V& x) const {
+    if constexpr (kFixed) return x.template tail<NC>();
+    else return x.tail(n_r_);
   }
 
   // Dense matrices are sized 0 on the sparse path; fixed sizes are always dense.
