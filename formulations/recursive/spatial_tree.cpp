@@ -204,22 +204,31 @@ std::string build_spatial_tree(const Model& model, SpatialTree& tree) {
   };
 
   struct Edge {
-    const Element* e;
-    const Anchor *a, *b;
-    bool rod;
-    double length;
+    const Element* e = nullptr;
+    const Anchor *a = nullptr, *b = nullptr;
+    bool rod = false;
+    double length = 0.0;
     bool hinge = false;          // a pair of spherical joints (below): a revolute joint about `axis`
     Vec3 axis = Vec3::Zero();
     std::string name;            // the joint's name where it is not e->name (a hinge's pair)
   };
   std::vector<Edge> edges;
+  auto add_edge = [&edges](const Element* e, const Anchor& a, const Anchor& b, bool rod, double length) {
+    Edge ed;
+    ed.e = e;
+    ed.a = &a;
+    ed.b = &b;
+    ed.rod = rod;
+    ed.length = length;
+    edges.push_back(ed);
+  };
   for (const auto& ep : model.elements) {
     const Element* e = ep.get();
-    if (const auto* j = dynamic_cast<const Rod*>(e)) edges.push_back({e, &j->a, &j->b, true, j->length});
-    else if (const auto* j = dynamic_cast<const SphericalJoint*>(e)) edges.push_back({e, &j->a, &j->b, false, 0});
-    else if (const auto* j = dynamic_cast<const RevoluteJoint*>(e)) edges.push_back({e, &j->a, &j->b, false, 0});
-    else if (const auto* j = dynamic_cast<const PrismaticJoint*>(e)) edges.push_back({e, &j->a, &j->b, false, 0});
-    else if (const auto* j = dynamic_cast<const FixedJoint*>(e)) edges.push_back({e, &j->a, &j->b, false, 0});
+    if (const auto* j = dynamic_cast<const Rod*>(e)) add_edge(e, j->a, j->b, true, j->length);
+    else if (const auto* j = dynamic_cast<const SphericalJoint*>(e)) add_edge(e, j->a, j->b, false, 0.0);
+    else if (const auto* j = dynamic_cast<const RevoluteJoint*>(e)) add_edge(e, j->a, j->b, false, 0.0);
+    else if (const auto* j = dynamic_cast<const PrismaticJoint*>(e)) add_edge(e, j->a, j->b, false, 0.0);
+    else if (const auto* j = dynamic_cast<const FixedJoint*>(e)) add_edge(e, j->a, j->b, false, 0.0);
     else if (e->role() == ElementRole::kJoint)
       return fmt::format("joint {} ({}) has no tree-joint description", e->name, e->kind());
     else return fmt::format("element {} ({}): {} elements are not yet handled by the recursive engine", e->name, e->kind(),
@@ -545,12 +554,6 @@ void kinematics(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>
   }
 }
 
-void aba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
-         TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd) {
-  if (tree.planar) aba_planar(tree, q, qd, ws, qdd);
-  else aba_spatial(tree, q, qd, ws, qdd);
-}
-
 void aba_planar(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
                 const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd) {
   // Every body's frame is its joint's origin with the plane's axes (e1, e2), not the body's: a
@@ -694,8 +697,11 @@ void aba_planar(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>
   }
 }
 
-void aba_spatial(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
-                 const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd) {
+namespace {
+// The spatial ABA's body, inlined into aba() so that the planar test costs the spatial path no call.
+EIGEN_ALWAYS_INLINE void aba_spatial_body(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                                          const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws,
+                                          Eigen::Ref<Eigen::VectorXd>& qdd) {
   const int n = static_cast<int>(tree.bodies.size());
   kinematics(tree, q, qd, ws);
   for (int i = 0; i < n; ++i) {
@@ -765,6 +771,18 @@ void aba_spatial(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd
       ws.a[i] += b.S * x;
     }
   }
+}
+}  // namespace
+
+void aba_spatial(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                 const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd) {
+  aba_spatial_body(tree, q, qd, ws, qdd);
+}
+
+void aba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
+         TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd) {
+  if (tree.planar) aba_planar(tree, q, qd, ws, qdd);
+  else aba_spatial_body(tree, q, qd, ws, qdd);
 }
 
 namespace {
