@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "common/fixed_segments.hpp"
 #include "common/independent_rows.hpp"
 #include "common/kept_constraints.hpp"
 #include "common/length_scale.hpp"
@@ -238,19 +239,13 @@ class GenAlphaSimulator final : public FixedStepSimulator {
       x_.noalias() = lu_.solve(b_);
   }
 
-  // The q and lambda parts of an iteration vector: fixed-size segments at fixed sizes, whose
-  // runtime-size forms went through Eigen's generic unaligned loops every iteration.
+  // The q and lambda parts of an iteration vector: fixed-size segments at fixed sizes, where every
+  // row is kept (n_r_ == NC).
   static constexpr bool kFixed = NK != Eigen::Dynamic;
   template <typename V>
-  auto qpart(V& x) const {
-    if constexpr (kFixed) return x.template head<NQ>();
-    else return x.head(n_q_);
-  }
+  auto qpart(V& x) const { return head_of<NQ>(x, n_q_); }
   template <typename V>
-  auto cpart(V& x) const {
-    if constexpr (kFixed) return x.template tail<NC>();
-    else return x.tail(n_r_);
-  }
+  auto cpart(V& x) const { return tail_of<NC>(x, n_r_); }
 
   // Dense matrices are sized 0 on the sparse path; fixed sizes are always dense.
   static constexpr bool kCanSparse = NK == Eigen::Dynamic;

@@ -15,6 +15,7 @@
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
 #include "common/contact_lcp.hpp"
+#include "common/fixed_segments.hpp"
 #include "minimal/joint_tree.hpp"
 
 namespace mbs::minimal {
@@ -148,15 +149,9 @@ class MinimalOde {
 
   // theta and theta_dot within a state (fixed-size segments for the fixed sizes).
   template <typename Y>
-  auto angles(Y& y) const {
-    if constexpr (kFixed) return y.template head<N>();
-    else return y.head(n_);
-  }
+  auto angles(Y& y) const { return head_of<N>(y, n_); }
   template <typename Y>
-  auto rates(Y& y) const {
-    if constexpr (kFixed) return y.template tail<N>();
-    else return y.tail(n_);
-  }
+  auto rates(Y& y) const { return tail_of<N>(y, n_); }
 
   // kinematics() for the fixed sizes (planar rods): the loop over the N links unrolls with every
   // offset a constant of rods_; the same arithmetic as the generic loop below.
