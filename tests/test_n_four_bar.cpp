@@ -12,6 +12,7 @@
 #include "common/sparse_natural.hpp"
 #include "core/natural_coordinates.hpp"
 #include "gen_alpha/gen_alpha.hpp"
+#include "ida_ggl/ggl_dae.hpp"
 #include "ida_index3/ida_residual.hpp"
 #include "penalty/penalty.hpp"
 #include "problem/problem.hpp"
@@ -181,9 +182,9 @@ TEST(NFourBarSparse, SameStepsDenseAndSparse) {
 }
 
 
-// The sparse integration loops of alm-index3, gen-alpha, projection and penalty allocate nothing after setup
-// and a warm-up run (values written into fixed patterns, LDLT factorized in place, penalty's KLU
-// refactored on its kept pivot sequence). ida-index3's does, in code that is not ours (SUNDIALS'
+// The sparse integration loops of alm-index3, gen-alpha, projection, penalty and ida-ggl allocate nothing
+// after setup and a warm-up run (values written into fixed patterns, LDLT factorized in place, penalty's
+// KLU refactored on its kept pivot sequence, ida-ggl's on its first run's first pivots). ida-index3's does, in code that is not ours (SUNDIALS'
 // KLU solver refactors from scratch, allocating, whenever KLU's condition estimate of the index-3
 // iteration matrix falls below eps^(2/3), as it does at small steps); it is counted here.
 TEST(NFourBarSparse, LoopsAllocateNothing) {
@@ -204,6 +205,8 @@ TEST(NFourBarSparse, LoopsAllocateNothing) {
   check("ida-index3", ida_index3::make_simulator(p.model, 1e-8, ida_index3::ErrorTest::kPositionsOnly, LinearAlgebra::kSparse),
         false);
   check("penalty", penalty::make_simulator(p.model, 1e-3, LinearAlgebra::kSparse), true);
+  check("ida-ggl", ida_ggl::make_simulator(p.model, 1e-8, ida_ggl::ErrorTest::kPositionsAndVelocities, LinearAlgebra::kSparse),
+        true);
 }
 
 // ---------------------------------------------------------------------------------------------
