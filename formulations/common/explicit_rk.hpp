@@ -190,47 +190,54 @@ class EmbeddedRk {
 // Fixed-step explicit Runge-Kutta with the propagating weights b of a Butcher table (e.g. the
 // 8th-order weights of ARKODE's Fehlberg 8(7) table at a fixed step); no error estimate. All stages
 // are evaluated at every step (no FSAL reuse: neither Fehlberg 8(7) nor DOP853's 8th-order part is
-// FSAL). Only the nonzero coefficients are kept (a third of DOP853's and Fehlberg's are zero), in
-// the order the stages use them, so a stage is a run of axpys without tests.
+// FSAL). Stage sums accumulate forward: as soon as k_j exists it is added, h a_ij k_j, into every
+// later stage's argument (and h b_j k_j into y), so a stage's argument is complete one axpy after
+// its last k, instead of a chain of up to s - 1 dependent axpys started only then; each sum still
+// adds its terms in the order of j, so the results are the same to the bit. Only the nonzero
+// coefficients are kept (a third of DOP853's and Fehlberg's are zero), scaled by h once per step size.
 template <class Ode>
 class FixedButcherRk {
  public:
   using State = typename Ode::State;
   FixedButcherRk(Ode& ode, const ButcherTable& table)
-      : ode_(ode), s_(table.stages), c_(table.c), k_(table.stages, State::Zero(ode.size())), ytmp_(ode.size()) {
+      : ode_(ode), s_(table.stages), c_(table.c), k_(ode.size()), arg_(table.stages + 1, State::Zero(ode.size())) {
     first_.push_back(0);
-    for (int i = 0; i < s_; ++i) {
-      for (int j = 0; j < i; ++j)
-        if (const double a = table.A[i * s_ + j]; a != 0.0) a_.push_back({j, a});
+    for (int j = 0; j < s_; ++j) {
+      for (int i = j + 1; i < s_; ++i)
+        if (const double a = table.A[i * s_ + j]; a != 0.0) a_.push_back({i, a});
+      if (table.b[j] != 0.0) a_.push_back({s_, table.b[j]});  // arg_[s_]: the new y
       first_.push_back(static_cast<int>(a_.size()));
     }
-    for (int i = 0; i < s_; ++i)
-      if (table.b[i] != 0.0) b_.push_back({i, table.b[i]});
+    ha_.assign(a_.size(), 0.0);
   }
 
   void step(double t, double h, State& y, RunStats& stats) {
-    ode_.rhs(t, y, k_[0]);
-    for (int i = 1; i < s_; ++i) {
-      ytmp_ = y;
-      for (int n = first_[i], end = first_[i + 1]; n < end; ++n) ytmp_ += (h * a_[n].a) * k_[a_[n].j];
-      ode_.rhs(t + c_[i] * h, ytmp_, k_[i]);
+    if (h != h_) {  // a fixed step changes only for a last partial step or an event's sub-step
+      h_ = h;
+      for (size_t n = 0; n < a_.size(); ++n) ha_[n] = h * a_[n].a;
     }
-    for (const Coefficient& b : b_) y += (h * b.a) * k_[b.j];
+    for (int i = 0; i <= s_; ++i) arg_[i] = y;
+    for (int j = 0; j < s_; ++j) {
+      ode_.rhs(t + c_[j] * h, arg_[j], k_);
+      for (int n = first_[j], end = first_[j + 1]; n < end; ++n) arg_[a_[n].i] += ha_[n] * k_;
+    }
+    y = arg_[s_];
     stats.rhs_evals += s_;
   }
 
  private:
   struct Coefficient {
-    int j;
+    int i;  // the stage whose argument the term enters (s_: the new y, with weight b_j)
     double a;
   };
   Ode& ode_;
   int s_;
-  std::vector<double> c_;
-  std::vector<Coefficient> a_, b_;  // nonzero a_ij by stage (first_[i] .. first_[i + 1]), nonzero b_j
+  std::vector<double> c_, ha_;
+  std::vector<Coefficient> a_;  // nonzero a_ij, then b_j, by the stage j that produces k_j (first_[j] .. first_[j + 1])
   std::vector<int> first_;
-  std::vector<State> k_;
-  State ytmp_;
+  State k_;
+  std::vector<State> arg_;  // the stages' arguments y + h sum_j a_ij k_j, built up as the k_j come, and the new y
+  double h_ = 0.0;
 };
 
 }  // namespace mbs
