@@ -224,16 +224,19 @@ TEST(Recursive, AbaAndCrbaAgreeOnRandomStates) {
               chain, mixed, long_chain);
 }
 
-// The planar path is chosen from the geometry alone, and it gives the spatial path's accelerations.
+// The planar path is chosen from the geometry alone, and it gives the spatial path's accelerations;
+// so does the pin path where every joint is a pin (the chains; the tilted tree has a prismatic joint).
 TEST(Recursive, PlanarPathAgreesWithTheSpatialPath) {
-  for (const Model& m : {planar_chain(3), planar_chain(40), tilted_planar_tree()}) {
+  const std::vector<Model> models{planar_chain(3), planar_chain(40), tilted_planar_tree()};
+  for (size_t k = 0; k < models.size(); ++k) {
+    const Model& m = models[k];
     SpatialTree tree;
     ASSERT_EQ(recursive::build_spatial_tree(m, tree), "");
     ASSERT_TRUE(tree.planar);
     TreeWorkspace ws(tree, false);
     std::mt19937 gen(9);
-    Eigen::VectorXd q, v, a_planar(tree.nv), a_spatial(tree.nv);
-    double worst = 0.0;
+    Eigen::VectorXd q, v, a_planar(tree.nv), a_spatial(tree.nv), a_pins(tree.nv);
+    double worst = 0.0, worst_pins = 0.0;
     for (int s = 0; s < 50; ++s) {
       random_state(tree, gen, q, v);
       if (s % 2 == 1)  // joint angles of many turns
@@ -242,9 +245,15 @@ TEST(Recursive, PlanarPathAgreesWithTheSpatialPath) {
       recursive::aba_planar(tree, q, v, ws, a_planar);
       recursive::aba_spatial(tree, q, v, ws, a_spatial);
       worst = std::max(worst, (a_planar - a_spatial).cwiseAbs().maxCoeff() / a_spatial.cwiseAbs().maxCoeff());
+      if (tree.pins) {
+        recursive::aba_planar_pins(tree, q, v, ws, a_pins);
+        worst_pins = std::max(worst_pins, (a_pins - a_spatial).cwiseAbs().maxCoeff() / a_spatial.cwiseAbs().maxCoeff());
+      }
     }
-    std::printf("planar vs spatial ABA, %d DOF: max |dqdd| / max |qdd| = %.2e\n", tree.nv, worst);
+    std::printf("planar vs spatial ABA, %d DOF: max |dqdd| / max |qdd| = %.2e (pin path %.2e)\n", tree.nv, worst, worst_pins);
     EXPECT_LT(worst, 1e-12);
+    EXPECT_LT(worst_pins, 1e-12);
+    EXPECT_EQ(tree.pins, k < 2) << "the chains are pins; the tilted tree has a slider and a weld";
   }
   for (const Model& m : {mixed_tree(), spatial_chain(3)}) {
     SpatialTree tree;

@@ -181,6 +181,27 @@ void detect_planar(SpatialTree& tree) {
     pb.nv = b.nv;
   }
   tree.planar = true;
+  tree.pins = true;
+  for (const PlanarBody& pb : tree.planar_bodies) {
+    const double m = pb.I(1, 1);  // m 1 up to the round-off of the plane's axes
+    tree.pins = tree.pins && pb.type == JointType::kRevolute && std::abs(pb.I(2, 2) - m) <= 1e-14 * m &&
+                std::abs(pb.I(1, 2)) <= 1e-14 * m;
+  }
+  if (!tree.pins) return;
+  tree.pin_bodies.resize(tree.bodies.size());
+  for (size_t i = 0; i < tree.bodies.size(); ++i) {
+    const PlanarBody& pb = tree.planar_bodies[i];
+    PinBody& k = tree.pin_bodies[i];
+    k.parent = pb.parent;
+    k.q = pb.qi;
+    k.sigma = pb.S(0, 0);
+    k.px = pb.p[0];
+    k.py = pb.p[1];
+    k.a = pb.I(0, 0);
+    k.cx = pb.I(1, 0);
+    k.cy = pb.I(2, 0);
+    k.m = pb.I(1, 1);
+  }
 }
 
 }  // namespace
@@ -487,6 +508,7 @@ TreeWorkspace::TreeWorkspace(const SpatialTree& tree, bool with_mass_matrix) {
     H = Eigen::MatrixXd::Zero(tree.nv, tree.nv);
     b = Eigen::VectorXd::Zero(tree.nv);
   }
+  if (tree.pins) pins.resize(n);
   if (tree.planar) {
     planar.resize(n);
     for (size_t i = 0; i < n; ++i) {
@@ -779,9 +801,103 @@ void aba_spatial(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd
   aba_spatial_body(tree, q, qd, ws, qdd);
 }
 
+void aba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                     const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd) {
+  // aba_planar's pin branches on plain scalars: one compact record per body, no Eigen object built
+  // per body, the articulated inertia's six distinct entries, each body's own inertia turned as
+  // [a (R c)^T; R c, m 1] (PinBody).
+  const int n = static_cast<int>(tree.pin_bodies.size());
+  const PinBody* B = tree.pin_bodies.data();
+  TreeWorkspace::Pin* W = ws.pins.data();
+  for (int i = 0; i < n; ++i) W[i].phi = (B[i].parent < 0 ? 0.0 : W[B[i].parent].phi) + B[i].sigma * q[B[i].q];
+  for (int i = 0; i < n; ++i) {
+    W[i].si = std::sin(W[i].phi);
+    W[i].co = std::cos(W[i].phi);
+  }
+  for (int i = 0; i < n; ++i) {
+    const PinBody& b = B[i];
+    TreeWorkspace::Pin& w = W[i];
+    double v0 = 0.0, v1 = 0.0, v2 = 0.0;
+    if (b.parent < 0) {
+      w.tx = -b.py;
+      w.ty = b.px;
+    } else {
+      const TreeWorkspace::Pin& wp = W[b.parent];
+      w.tx = -(wp.si * b.px + wp.co * b.py);
+      w.ty = wp.co * b.px - wp.si * b.py;
+      v0 = wp.v0;
+      v1 = wp.v1 + v0 * w.tx;
+      v2 = wp.v2 + v0 * w.ty;
+    }
+    const double wJ = b.sigma * qd[b.q];
+    v0 += wJ;
+    w.c1 = v2 * wJ;
+    w.c2 = -v1 * wJ;
+    w.v0 = v0;
+    w.v1 = v1;
+    w.v2 = v2;
+    const double cx = w.co * b.cx - w.si * b.cy, cy = w.si * b.cx + w.co * b.cy;
+    w.a = b.a;
+    w.cx = cx;
+    w.cy = cy;
+    w.b00 = b.m;
+    w.b01 = 0.0;
+    w.b11 = b.m;
+    const double f1 = cx * v0 + b.m * v1, f2 = cy * v0 + b.m * v2;
+    w.p0 = v1 * f2 - v2 * f1;
+    w.p1 = -v0 * f2;
+    w.p2 = v0 * f1;
+  }
+  for (int i = n - 1; i >= 0; --i) {
+    const PinBody& b = B[i];
+    TreeWorkspace::Pin& w = W[i];
+    const double Dinv = 1.0 / w.a;
+    w.Dinv = Dinv;
+    if (b.parent < 0) continue;
+    // No moment about n passes a pin: the parent gains the Schur complement's translation block.
+    const double kx = Dinv * w.cx, ky = Dinv * w.cy;
+    const double b00 = w.b00 - kx * w.cx, b01 = w.b01 - kx * w.cy, b11 = w.b11 - ky * w.cy;
+    const double f = Dinv * w.p0;
+    const double pa1 = w.p1 + b00 * w.c1 + b01 * w.c2 - f * w.cx, pa2 = w.p2 + b01 * w.c1 + b11 * w.c2 - f * w.cy;
+    TreeWorkspace::Pin& wp = W[b.parent];
+    const double t0 = w.tx, t1 = w.ty;
+    const double Btx = b00 * t0 + b01 * t1, Bty = b01 * t0 + b11 * t1;
+    wp.a += t0 * Btx + t1 * Bty;
+    wp.cx += Btx;
+    wp.cy += Bty;
+    wp.b00 += b00;
+    wp.b01 += b01;
+    wp.b11 += b11;
+    wp.p0 += t0 * pa1 + t1 * pa2;
+    wp.p1 += pa1;
+    wp.p2 += pa2;
+  }
+  const double g1 = -tree.gravity.dot(tree.e1), g2 = -tree.gravity.dot(tree.e2);
+  for (int i = 0; i < n; ++i) {
+    const PinBody& b = B[i];
+    TreeWorkspace::Pin& w = W[i];
+    double a0 = 0.0, a1 = g1, a2 = g2;
+    if (b.parent >= 0) {
+      const TreeWorkspace::Pin& wp = W[b.parent];
+      a0 = wp.a0;
+      a1 = wp.a1;
+      a2 = wp.a2;
+    }
+    a1 += a0 * w.tx + w.c1;
+    a2 += a0 * w.ty + w.c2;
+    // u - U.a with U = sigma IA e_0, u = -sigma pA_0.
+    const double x = -b.sigma * w.Dinv * (w.p0 + w.a * a0 + w.cx * a1 + w.cy * a2);
+    qdd[b.q] = x;
+    w.a0 = a0 + b.sigma * x;
+    w.a1 = a1;
+    w.a2 = a2;
+  }
+}
+
 void aba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
          TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd) {
-  if (tree.planar) aba_planar(tree, q, qd, ws, qdd);
+  if (tree.pins) aba_planar_pins(tree, q, qd, ws, qdd);
+  else if (tree.planar) aba_planar(tree, q, qd, ws, qdd);
   else aba_spatial_body(tree, q, qd, ws, qdd);
 }
 

@@ -82,6 +82,16 @@ struct PlanarBody {
   int parent = -1, qi = 0, vi = 0, nv = 0;  // nq = nv: no quaternion in a planar tree
 };
 
+// A planar tree whose joints are all pins (SpatialTree::pins): each body's constants as scalars.
+// Its planar inertia [a c^T; c m 1] in the plane's axes at the initial orientation: the translation
+// block of a spatial inertia is m 1 in any axes, so a rotation turns only c (a 2-vector).
+struct PinBody {
+  int parent = -1, q = 0;      // parent body, joint coordinate (nq = nv: one index)
+  double sigma = 1.0;          // the axis is sigma n
+  double px = 0.0, py = 0.0;   // joint origin in parent coordinates, in the plane
+  double a = 0.0, cx = 0.0, cy = 0.0, m = 0.0;
+};
+
 struct SpatialTree {
   int dim = 3;
   Vec3 gravity = Vec3::Zero();
@@ -95,6 +105,9 @@ struct SpatialTree {
   bool planar = false;
   Vec3 normal = Vec3::UnitZ(), e1 = Vec3::UnitX(), e2 = Vec3::UnitY();
   std::vector<PlanarBody> planar_bodies;  // parallel to bodies when planar
+  // Every joint of the planar tree a pin (1 DOF about +-n): aba() takes aba_planar_pins.
+  bool pins = false;
+  std::vector<PinBody> pin_bodies;  // parallel to bodies when pins
 };
 
 // Builds the tree from the model's joint graph, or returns why the model is not a tree this engine
@@ -127,19 +140,35 @@ struct TreeWorkspace {
     Vec2 t;                           // (-r_2, r_1), r the joint's origin from the parent's (plane axes)
   };
   std::vector<Planar> planar;         // sized when the tree is planar
+  // Pin path: one record per body, scalars only (the articulated inertia's six distinct entries).
+  struct Pin {
+    double phi = 0.0, co = 1.0, si = 0.0;     // rotation about n from the initial orientation
+    double tx = 0.0, ty = 0.0;                // (-r_2, r_1), r the joint's origin from the parent's
+    double v0 = 0.0, v1 = 0.0, v2 = 0.0;      // planar velocity
+    double c1 = 0.0, c2 = 0.0;                // velocity-product acceleration (its rotation part is 0)
+    double a = 0.0, cx = 0.0, cy = 0.0, b00 = 0.0, b01 = 0.0, b11 = 0.0;  // articulated inertia
+    double p0 = 0.0, p1 = 0.0, p2 = 0.0;      // bias force
+    double Dinv = 0.0;
+    double a0 = 0.0, a1 = 0.0, a2 = 0.0;      // acceleration
+  };
+  std::vector<Pin> pins;              // sized when the tree's joints are all pins
 };
 
 // Joint transforms (E, r), velocities v and velocity-product accelerations c of every body.
 void kinematics(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
                 const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws);
 // Forward dynamics, qdd = FD(q, qd), gravity included: the articulated-body algorithm, O(N);
-// aba_planar on a planar tree, aba_spatial otherwise (both public for the tests that compare them).
+// aba_planar_pins on a planar tree of pins, aba_planar on another planar tree, aba_spatial otherwise
+// (all public for the tests that compare them).
 void aba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
          TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd);
 void aba_spatial(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
                  const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd);
 void aba_planar(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
                 const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd);
+// aba_planar for a tree of pins only (tree.pins), on scalars: what aba() runs there.
+void aba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                     const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd);
 // The same by the composite-rigid-body algorithm, the bias by recursive Newton-Euler, and the
 // tree-sparse L^T D L factorization of H (Featherstone's LTDL, Table 6.3), O(N d^2) for depth d.
 void crba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
