@@ -231,6 +231,8 @@ const std::vector<Setting> kBounceSettings = {
     {"alm-index3", "trapezoidal", 1e-2},
     {"projection", "rk4", 1e-3},      {"projection", "dopri5", 1e-8},    {"projection", "dop853-fixed", 1e-2},
     {"unprojected", "dopri5", 1e-8},
+    {"recursive", "aba-rk4", 1e-3},   {"recursive", "aba-dopri5", 1e-8}, {"recursive", "aba-dop853-fixed", 1e-2},
+    {"recursive", "crba-dopri5", 1e-8},
 };
 std::string setting_name(const ::testing::TestParamInfo<Setting>& info) {
   std::string n = info.param.name() + "_" + std::to_string(info.index);
@@ -334,7 +336,10 @@ TEST_P(DoublePendulumWallCase, AgreesWithReferenceAndNeverGainsEnergyAtImpacts) 
   ASSERT_NE(run, nullptr);
   const ContactLog& log = run->log;
   const ContactLog& ref = reference_->log;
-  const bool fixed = s.integrator != "dopri5" && s.integrator != "fehlberg8";
+  auto ends_with = [](const std::string& x, const std::string& tail) {
+    return x.size() >= tail.size() && x.compare(x.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  const bool fixed = !ends_with(s.integrator, "dopri5") && !ends_with(s.integrator, "fehlberg8");  // recursive: aba-dopri5
   const double h = fixed ? s.value : 0.0;
   ASSERT_EQ(run->impacts.size(), reference_->impacts.size());
   for (size_t k = 0; k < run->impacts.size(); ++k) {
@@ -374,7 +379,7 @@ TEST_P(DoublePendulumWallCase, AgreesWithReferenceAndNeverGainsEnergyAtImpacts) 
   EXPECT_LT(log.max_penetration(), 1e-9);
   // The rods hold through the impacts: exactly in joint coordinates; to the position projection's
   // round-off in natural coordinates, whose impulses act through the joints' constrained inverse mass.
-  if (s.formulation == "minimal" || s.formulation == "projection") {
+  if (s.formulation == "minimal" || s.formulation == "projection" || s.formulation == "recursive") {
     EXPECT_LT(log.max_Phi(), 1e-12);
     EXPECT_LT(log.max_Phi_q_v(), 1e-12);
   }
@@ -385,7 +390,9 @@ INSTANTIATE_TEST_SUITE_P(Cases, DoublePendulumWallCase,
                                            Setting{"minimal", "dopri5", 1e-8}, Setting{"projection", "rk4", 1e-3},
                                            Setting{"projection", "dopri5", 1e-8},
                                            Setting{"projection", "dop853-fixed", 1e-2},
-                                           Setting{"unprojected", "dopri5", 1e-9}),
+                                           Setting{"unprojected", "dopri5", 1e-9}, Setting{"recursive", "aba-rk4", 1e-3},
+                                           Setting{"recursive", "aba-dopri5", 1e-8},
+                                           Setting{"recursive", "crba-dop853-fixed", 1e-2}),
                          setting_name);
 
 // ---------------------------------------------------------------------------------------------
@@ -406,7 +413,8 @@ TEST(Contacts, UntouchedPlaneChangesNothing) {
                          without.elements.end());
   for (const Setting& s : {Setting{"minimal", "rk4", 1e-2}, Setting{"minimal", "dopri5", 1e-7},
                            Setting{"alm-index3", "trapezoidal", 1e-2}, Setting{"projection", "rk4", 1e-2},
-                           Setting{"projection", "dopri5", 1e-7}}) {
+                           Setting{"projection", "dopri5", 1e-7}, Setting{"recursive", "aba-rk4", 1e-2},
+                           Setting{"recursive", "aba-dopri5", 1e-7}}) {
     auto a = create(with, s), b = create(without, s);
     ASSERT_NE(a, nullptr);
     ContactLog la(with), lb(without);
@@ -432,7 +440,9 @@ TEST(Contacts, RunAllocatesNothingAfterSetup) {
   for (const Setting& s : {Setting{"alm-index3", "trapezoidal", 1e-3}, Setting{"minimal", "rk4", 1e-3},
                            Setting{"minimal", "dopri5", 1e-8}, Setting{"minimal", "fehlberg8", 1e-8},
                            Setting{"projection", "rk4", 1e-3}, Setting{"projection", "dopri5", 1e-8},
-                           Setting{"projection", "dop853-fixed", 1e-2}, Setting{"unprojected", "dopri5", 1e-8}}) {
+                           Setting{"projection", "dop853-fixed", 1e-2}, Setting{"unprojected", "dopri5", 1e-8},
+                           Setting{"recursive", "aba-rk4", 1e-3}, Setting{"recursive", "aba-dopri5", 1e-8},
+                           Setting{"recursive", "crba-dop853-fixed", 1e-2}}) {
     for (const Model* m : {&dp, &ball}) {
       auto sim = create(*m, s);
       ASSERT_NE(sim, nullptr);

@@ -4,7 +4,8 @@
 // by minimal's explicit Runge-Kutta methods (common/explicit_rk.hpp), and by Dormand & Prince's
 // 8th-order method of DOP853 at a fixed step (*-dop853-fixed, as projection's: a smooth motion whose
 // step is set by accuracy takes long steps at 8th order without an error estimate's stages). On a
-// planar tree ABA runs on planar 3-vectors (spatial_tree.hpp).
+// planar tree ABA runs on planar 3-vectors (spatial_tree.hpp). Frictionless point-plane contacts on
+// the tree's points are events as in minimal (common/contact_events.hpp, tree_contacts.hpp).
 //
 // Quaternions (spherical joints, spatial rods) are integrated as ordinary state components,
 // q' = 1/2 q (x) (0, omega), and renormalized after every accepted step; within a step the joint
@@ -14,14 +15,16 @@
 //
 // A sibling of `minimal` rather than cases of it: a formulation declares what it accepts once
 // (Formulation::accepts, unsupported_reason), and this engine accepts revolute, prismatic and fixed
-// joints and spatial rods that minimal's cases do not, while it has no contacts and no
-// linearization yet, which minimal's have; as cases of one formulation either set would end as
-// `error` rows on the other's problems instead of `unsupported` with a reason.
+// joints and spatial rods that minimal's cases do not, while it has no linearization yet, which
+// minimal's have; as cases of one formulation either set would end as `error` rows on the other's
+// problems instead of `unsupported` with a reason.
 #include <fmt/format.h>
 
+#include "common/contact_events.hpp"
 #include "common/explicit_rk.hpp"
 #include "core/formulation.hpp"
 #include "recursive/spatial_tree.hpp"
+#include "recursive/tree_contacts.hpp"
 
 namespace mbs::recursive {
 namespace {
@@ -31,8 +34,9 @@ enum class Algorithm { kAba, kCrba };
 class TreeOde {
  public:
   using State = Eigen::VectorXd;
-  TreeOde(const SpatialTree& tree, Algorithm algorithm)
-      : tree_(tree), algorithm_(algorithm), ws_(tree, algorithm == Algorithm::kCrba) {}
+  TreeOde(const Model& model, const SpatialTree& tree, Algorithm algorithm)
+      : tree_(tree), algorithm_(algorithm), contacts_(model, tree),
+        ws_(tree, algorithm == Algorithm::kCrba || contacts_.active()), cdy_(size()) {}
   int size() const { return tree_.nq + tree_.nv; }
   void rhs(double /*t*/, const State& y, State& dydt) {
     const auto q = y.head(tree_.nq);
@@ -40,6 +44,21 @@ class TreeOde {
     configuration_rate(tree_, q, v, dydt.head(tree_.nq));
     if (algorithm_ == Algorithm::kAba) aba(tree_, q, v, ws_, dydt.tail(tree_.nv));
     else crba(tree_, q, v, ws_, dydt.tail(tree_.nv));
+    if (contacts_.num_closed() != 0) contacts_.constrain(q, v, ws_, dydt.tail(tree_.nv));
+  }
+
+  // The contact interface of common/contact_events.hpp (tree_contacts.hpp does the mechanics).
+  ContactSet& contact_set() { return contacts_.set(); }
+  void contact_state(const State& y, Eigen::VectorXd& gap, Eigen::VectorXd& vn) {
+    contacts_.state(y.head(tree_.nq), y.tail(tree_.nv), ws_, gap, vn);
+  }
+  void closed_forces(const State& y, Eigen::VectorXd& force) {
+    rhs(0.0, y, cdy_);
+    contacts_.closed_forces(force);
+  }
+  void apply_impulses(State& y, const std::vector<int>& idx, const std::vector<char>& eq, const Eigen::VectorXd& e, int k,
+                      Eigen::VectorXd& impulse, Eigen::VectorXd& vn_after) {
+    contacts_.apply_impulses(y.head(tree_.nq), y.tail(tree_.nv), ws_, idx, eq, e, k, impulse, vn_after);
   }
   void initial_state(State& y) const {
     y.head(tree_.nq) = tree_.q0;
@@ -53,7 +72,9 @@ class TreeOde {
  private:
   const SpatialTree& tree_;
   Algorithm algorithm_;
+  TreeContacts contacts_;
   TreeWorkspace ws_;
+  State cdy_;  // closed_forces' right-hand side
 };
 
 // Fixed-step cases: Method is Rk4<TreeOde> or FixedButcherRk<TreeOde> (its table after the ODE).
@@ -62,13 +83,27 @@ class FixedSimulator final : public FixedStepSimulator {
  public:
   template <class... Table>
   FixedSimulator(const Model& model, SpatialTree tree, Algorithm algorithm, double h, const Table&... table)
-      : FixedStepSimulator(model, h), tree_(std::move(tree)), ode_(tree_, algorithm), rk_(ode_, table...), y_(ode_.size()) {}
+      : FixedStepSimulator(model, h), tree_(std::move(tree)), ode_(model, tree_, algorithm), rk_(ode_, table...),
+        y_(ode_.size()), events_(ode_, model) {}
 
  private:
-  void do_initialize_state() override { ode_.initial_state(y_); }
+  void do_initialize_state() override {
+    ode_.initial_state(y_);
+    events_.reset();
+  }
   void do_fixed_step(double h) override {
+    if (events_.active()) {
+      contact_step(h);
+      return;
+    }
     rk_.step(time(), h, y_, stats_);
     ode_.finish_step(y_);
+  }
+  EIGEN_DONT_INLINE void contact_step(double h) {
+    fixed_step_with_events(events_, "recursive", time(), h, y_, [this](double t0, double dt, Eigen::VectorXd& y) {
+      rk_.step(t0, dt, y, stats_);
+      ode_.finish_step(y);
+    });
   }
   void do_model_state() override { ode_.model_state(*model_, y_, q_model_, v_model_); }
 
@@ -76,22 +111,43 @@ class FixedSimulator final : public FixedStepSimulator {
   TreeOde ode_;
   Method rk_;
   Eigen::VectorXd y_;
+  ContactEvents<TreeOde> events_;
 };
 
 class ErkSimulator final : public Simulator {
  public:
   ErkSimulator(const Model& model, SpatialTree tree, Algorithm algorithm, const ButcherTable& table, double tol)
-      : Simulator(model), tree_(std::move(tree)), ode_(tree_, algorithm), rk_(ode_, table, tol, tol), y_(ode_.size()) {}
+      : Simulator(model), tree_(std::move(tree)), ode_(model, tree_, algorithm), rk_(ode_, table, tol, tol), y_(ode_.size()),
+        events_(ode_, model), single_(ode_, table) {}
 
  private:
   void do_initialize(double /*t_end*/) override {
     ode_.initial_state(y_);
+    events_.reset();
     t_ = 0.0;
     rk_.initialize(t_, y_, stats_);
   }
   void do_step(double t_end) override {
+    if (events_.active()) {
+      contact_step(t_end);
+      return;
+    }
     rk_.step(t_, y_, t_end, stats_);
     ode_.finish_step(y_);
+  }
+  EIGEN_DONT_INLINE void contact_step(double t_end) {
+    adaptive_step_with_events(
+        events_, "recursive", t_, y_,
+        [&] {
+          rk_.step(t_, y_, t_end, stats_);
+          ode_.finish_step(y_);
+        },
+        [this](double ts, double dt, const Eigen::VectorXd& y0, Eigen::VectorXd& out) {
+          out = y0;
+          single_.step(ts, dt, out, stats_);
+          ode_.finish_step(out);
+        },
+        [this] { rk_.initialize(t_, y_, stats_); });
   }
   double do_time() const override { return t_; }
   void do_model_state() override { ode_.model_state(*model_, y_, q_model_, v_model_); }
@@ -100,6 +156,8 @@ class ErkSimulator final : public Simulator {
   TreeOde ode_;
   EmbeddedRk<TreeOde> rk_;
   Eigen::VectorXd y_;
+  ContactEvents<TreeOde> events_;
+  FixedButcherRk<TreeOde> single_;  // one step of the pair's propagating method, for event location
   double t_ = 0.0;
 };
 
@@ -123,10 +181,12 @@ class Recursive final : public Formulation {
          "CRBA + tree-sparse L^T D L; Dormand-Prince's 8th-order method of DOP853 (12 stages), fixed step", ""},
     };
   }
-  Accepts accepts() const override { return {{}, {"rod", "spherical", "revolute", "prismatic", "fixed"}}; }
+  Accepts accepts() const override { return {{}, {"rod", "spherical", "revolute", "prismatic", "fixed", "point_plane"}}; }
   std::string structure_unsupported_reason(const Model& model) const override {
     SpatialTree tree;
-    return build_spatial_tree(model, tree);
+    if (std::string why = build_spatial_tree(model, tree); !why.empty()) return why;
+    if (!TreeContacts(model, tree).mapped()) return "a contact's point is not a point of the tree";
+    return "";
   }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
     SpatialTree tree;

@@ -252,6 +252,7 @@ std::string build_spatial_tree(const Model& model, SpatialTree& tree) {
     else if (const auto* j = dynamic_cast<const FixedJoint*>(e)) add_edge(e, j->a, j->b, false, 0.0);
     else if (e->role() == ElementRole::kJoint)
       return fmt::format("joint {} ({}) has no tree-joint description", e->name, e->kind());
+    else if (e->role() == ElementRole::kContact) continue;  // events on the tree's points (tree_contacts.hpp)
     else return fmt::format("element {} ({}): {} elements are not yet handled by the recursive engine", e->name, e->kind(),
                             to_string(e->role()));
   }
@@ -952,9 +953,14 @@ void crba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, c
     if (b.parent >= 0) ws.pA[b.parent] += xforce_t(ws.E[i], ws.r[i], ws.pA[i]);
   }
   composite_mass_matrix(tree, ws);
+  ltdl_factor(tree, ws.H);
+  qdd = ws.b;
+  ltdl_solve(tree, ws.H, qdd);
+}
+
+void ltdl_factor(const SpatialTree& tree, Eigen::MatrixXd& H) {
   // L^T D L in place (Featherstone, Table 6.3): the factor stays in H's tree pattern.
   const std::vector<int>& lambda = tree.dof_parent;
-  Eigen::MatrixXd& H = ws.H;
   for (int k = tree.nv - 1; k >= 0; --k) {
     for (int i = lambda[k]; i >= 0; i = lambda[i]) {
       const double a = H(k, i) / H(k, k);
@@ -962,13 +968,21 @@ void crba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, c
       H(k, i) = a;
     }
   }
-  // H qdd = b: x = L^-T b, x = D^-1 x, x = L^-1 x.
-  qdd = ws.b;
+}
+
+void ltdl_solve(const SpatialTree& tree, const Eigen::MatrixXd& L, Eigen::Ref<Eigen::VectorXd> x) {
+  // H x = b: x = L^-T b, x = D^-1 x, x = L^-1 x.
+  const std::vector<int>& lambda = tree.dof_parent;
   for (int i = tree.nv - 1; i >= 0; --i)
-    for (int j = lambda[i]; j >= 0; j = lambda[j]) qdd[j] -= H(i, j) * qdd[i];
-  for (int i = 0; i < tree.nv; ++i) qdd[i] /= H(i, i);
+    for (int j = lambda[i]; j >= 0; j = lambda[j]) x[j] -= L(i, j) * x[i];
+  for (int i = 0; i < tree.nv; ++i) x[i] /= L(i, i);
   for (int i = 0; i < tree.nv; ++i)
-    for (int j = lambda[i]; j >= 0; j = lambda[j]) qdd[i] -= H(i, j) * qdd[j];
+    for (int j = lambda[i]; j >= 0; j = lambda[j]) x[i] -= L(i, j) * x[j];
+}
+
+void factored_mass_matrix(const SpatialTree& tree, TreeWorkspace& ws) {
+  composite_mass_matrix(tree, ws);
+  ltdl_factor(tree, ws.H);
 }
 
 void mass_matrix(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, TreeWorkspace& ws,
@@ -1009,11 +1023,7 @@ void normalize(const SpatialTree& tree, Eigen::Ref<Eigen::VectorXd> q) {
     if (b.type == JointType::kSpherical) q.segment<4>(b.qi).normalize();
 }
 
-void model_state(const SpatialTree& tree, const Model& model, const Eigen::Ref<const Eigen::VectorXd>& q,
-                 const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qn,
-                 Eigen::Ref<Eigen::VectorXd> vn) {
-  kinematics(tree, q, qd, ws);
-  const int dim = model.dim;
+void world_frames(const SpatialTree& tree, TreeWorkspace& ws) {
   const int n = static_cast<int>(tree.bodies.size());
   for (int i = 0; i < n; ++i) {
     const TreeBody& b = tree.bodies[i];
@@ -1024,6 +1034,18 @@ void model_state(const SpatialTree& tree, const Model& model, const Eigen::Ref<c
       ws.Rw[i].noalias() = ws.Rw[b.parent] * ws.E[i].transpose();
       ws.ow[i].noalias() = ws.ow[b.parent] + ws.Rw[b.parent] * ws.r[i];
     }
+  }
+}
+
+void model_state(const SpatialTree& tree, const Model& model, const Eigen::Ref<const Eigen::VectorXd>& q,
+                 const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qn,
+                 Eigen::Ref<Eigen::VectorXd> vn) {
+  kinematics(tree, q, qd, ws);
+  world_frames(tree, ws);
+  const int dim = model.dim;
+  const int n = static_cast<int>(tree.bodies.size());
+  for (int i = 0; i < n; ++i) {
+    const TreeBody& b = tree.bodies[i];
     const Mat3& R = ws.Rw[i];
     const Vec3 w = ws.v[i].head<3>();
     const Vec3 vo = ws.v[i].tail<3>();

@@ -173,6 +173,14 @@ void aba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::Vect
 // tree-sparse L^T D L factorization of H (Featherstone's LTDL, Table 6.3), O(N d^2) for depth d.
 void crba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
           TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd);
+// The tree-sparse L^T D L of H in place (its lower triangle; Featherstone, Table 6.3), and H x = b
+// solved in place with that factor.
+void ltdl_factor(const SpatialTree& tree, Eigen::MatrixXd& H);
+void ltdl_solve(const SpatialTree& tree, const Eigen::MatrixXd& L, Eigen::Ref<Eigen::VectorXd> x);
+// H at the configuration of the last kinematics() call into ws.H, factored by ltdl_factor.
+void factored_mass_matrix(const SpatialTree& tree, TreeWorkspace& ws);
+// World (model local) orientation Rw and origin ow of every body, from the last kinematics() call.
+void world_frames(const SpatialTree& tree, TreeWorkspace& ws);
 // The joint-space mass matrix alone (full symmetric, for tests), H(q).
 void mass_matrix(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, TreeWorkspace& ws,
                  Eigen::MatrixXd& H);
