@@ -144,6 +144,10 @@ void aba_planar(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>
 // tree-sparse L^T D L factorization of H (Featherstone's LTDL, Table 6.3), O(N d^2) for depth d.
 void crba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
           TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd);
+// Composite inertias and H's tree pattern (H(i, j) for j an ancestor DOF of i, or of i's own joint)
+// into ws.H (with_mass_matrix), from the joint transforms of the last kinematics(): the lower
+// triangle of H(q); the entries off the pattern are left as they are. Allocates nothing.
+void composite_mass_matrix(const SpatialTree& tree, TreeWorkspace& ws);
 // The joint-space mass matrix alone (full symmetric, for tests), H(q).
 void mass_matrix(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, TreeWorkspace& ws,
                  Eigen::MatrixXd& H);
