@@ -139,7 +139,11 @@ struct Pencil {
 
 constexpr int kSmall = LinearModes::kSmall;
 
-std::string vec(const Vec3& v) { return fmt::format("({:.3g}, {:.3g}, {:.3g})", v[0] + 0.0, v[1] + 0.0, v[2] + 0.0); }
+// A unit axis for the text: components at round-off (|x| <= 1e-12) as 0, and + 0.0: no "-0".
+std::string vec(const Vec3& v) {
+  auto c = [](double x) { return std::abs(x) <= 1e-12 ? 0.0 : x + 0.0; };
+  return fmt::format("({:.3g}, {:.3g}, {:.3g})", c(v[0]), c(v[1]), c(v[2]));
+}
 
 // The coordinates, joint by joint, with their world axes at q0 (ws.Rw evaluated there).
 std::string describe(const SpatialTree& tree, const TreeWorkspace& ws) {
@@ -223,9 +227,10 @@ class RecursiveLinearizer final : public Linearizer {
     if (!p.solve()) throw SolverError("recursive: the joint-space mass matrix is not positive definite");
     for (int k = 0; k < n_; ++k) {
       const double lambda = p.eig.eigenvalues()[k], r = std::sqrt(std::abs(lambda));
-      const std::complex<double> s = lambda >= 0.0 ? std::complex<double>(0.0, r) : std::complex<double>(r, 0.0);
-      roots_[2 * k] = {-s, r};
-      roots_[2 * k + 1] = {s, r};
+      // Built, not negated: no -0 parts in the output.
+      const bool stable = lambda >= 0.0;
+      roots_[2 * k] = {stable ? std::complex<double>(0.0, -r) : std::complex<double>(-r, 0.0), r};
+      roots_[2 * k + 1] = {stable ? std::complex<double>(0.0, r) : std::complex<double>(r, 0.0), r};
     }
     // By |s|, ties (to 1e-9) by imaginary then real part: LinearModes' order. Insertion sort, stable
     // and without allocation, on 2 n entries.
