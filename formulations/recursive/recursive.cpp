@@ -15,14 +15,17 @@
 //
 // A sibling of `minimal` rather than cases of it: a formulation declares what it accepts once
 // (Formulation::accepts, unsupported_reason), and this engine accepts revolute, prismatic and fixed
-// joints and spatial rods that minimal's cases do not, while it has no linearization yet, which
-// minimal's have; as cases of one formulation either set would end as `error` rows on the other's
-// problems instead of `unsupported` with a reason.
+// joints and spatial rods that minimal's cases do not; as cases of one formulation either set would
+// end as `error` rows on the other's problems instead of `unsupported` with a reason.
+//
+// Linearization about a static equilibrium: in the tree's velocity coordinates as tangent
+// increments, M = H(q0) by CRBA and the gravity stiffness K analytic (linearizer.cpp).
 #include <fmt/format.h>
 
 #include "common/contact_events.hpp"
 #include "common/explicit_rk.hpp"
 #include "core/formulation.hpp"
+#include "recursive/linearizer.hpp"
 #include "recursive/spatial_tree.hpp"
 #include "recursive/tree_contacts.hpp"
 
@@ -188,6 +191,10 @@ class Recursive final : public Formulation {
     if (!TreeContacts(model, tree).mapped()) return "a contact's point is not a point of the tree";
     return "";
   }
+  std::string linearization_unsupported_reason(const Model& model) const override {
+    return linearizer_unsupported_reason(model);
+  }
+  std::unique_ptr<Linearizer> create_linearizer(const Model& model) const override { return make_linearizer(model); }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
     SpatialTree tree;
     if (const std::string why = build_spatial_tree(model, tree); !why.empty()) throw SolverError(why);

@@ -902,9 +902,6 @@ void aba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, co
   else aba_spatial_body(tree, q, qd, ws, qdd);
 }
 
-namespace {
-
-// Composite inertias and H (lower triangle: H(i, j) for j an ancestor DOF of i) into ws.H.
 void composite_mass_matrix(const SpatialTree& tree, TreeWorkspace& ws) {
   const int n = static_cast<int>(tree.bodies.size());
   for (int i = 0; i < n; ++i) ws.IA[i] = tree.bodies[i].I;
@@ -929,8 +926,6 @@ void composite_mass_matrix(const SpatialTree& tree, TreeWorkspace& ws) {
     }
   }
 }
-
-}  // namespace
 
 void crba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
           TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd) {

@@ -181,6 +181,10 @@ void ltdl_solve(const SpatialTree& tree, const Eigen::MatrixXd& L, Eigen::Ref<Ei
 void factored_mass_matrix(const SpatialTree& tree, TreeWorkspace& ws);
 // World (model local) orientation Rw and origin ow of every body, from the last kinematics() call.
 void world_frames(const SpatialTree& tree, TreeWorkspace& ws);
+// Composite inertias and H's tree pattern (H(i, j) for j an ancestor DOF of i, or of i's own joint)
+// into ws.H (with_mass_matrix), from the joint transforms of the last kinematics(): the lower
+// triangle of H(q); the entries off the pattern are left as they are. Allocates nothing.
+void composite_mass_matrix(const SpatialTree& tree, TreeWorkspace& ws);
 // The joint-space mass matrix alone (full symmetric, for tests), H(q).
 void mass_matrix(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, TreeWorkspace& ws,
                  Eigen::MatrixXd& H);
