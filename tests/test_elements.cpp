@@ -177,7 +177,8 @@ TEST_P(ElementKindsTest, EveryAcceptingFormulationConservesTheBalanceAndAgrees) 
   };
   const Run runs[] = {{"alm-index3", "trapezoidal", 2e-3, 2}, {"penalty", "trapezoidal", 2e-3, 0},
                       {"ida-index3", "bdf", 1e-9, 0},         {"partitioned", "rk4", 1e-2, 4},
-                      {"projection", "rk4", 1e-2, 4},         {"unprojected", "rk4", 1e-2, 4}};
+                      {"projection", "rk4", 1e-2, 4},         {"unprojected", "rk4", 1e-2, 4},
+                      {"recursive", "aba-rk4", 1e-2, 4},      {"recursive", "crba-rk4", 1e-2, 4}};
   Eigen::VectorXd reference;
   const int o = p.model.body_offset(0);
   for (const Run& r : runs) {

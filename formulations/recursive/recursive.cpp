@@ -5,7 +5,9 @@
 // 8th-order method of DOP853 at a fixed step (*-dop853-fixed, as projection's: a smooth motion whose
 // step is set by accuracy takes long steps at 8th order without an error estimate's stages). On a
 // planar tree ABA runs on planar 3-vectors (spatial_tree.hpp). Frictionless point-plane contacts on
-// the tree's points are events as in minimal (common/contact_events.hpp, tree_contacts.hpp).
+// the tree's points are events as in minimal (common/contact_events.hpp, tree_contacts.hpp). Force
+// elements of every kind act as external forces on the tree's bodies (their natural-coordinate Q
+// mapped by virtual work).
 //
 // Quaternions (spherical joints, spatial rods) are integrated as ordinary state components,
 // q' = 1/2 q (x) (0, omega), and renormalized after every accepted step; within a step the joint
@@ -39,14 +41,15 @@ class TreeOde {
   using State = Eigen::VectorXd;
   TreeOde(const Model& model, const SpatialTree& tree, Algorithm algorithm)
       : tree_(tree), algorithm_(algorithm), contacts_(model, tree),
-        ws_(tree, algorithm == Algorithm::kCrba || contacts_.active()), cdy_(size()) {}
+        ws_(tree, algorithm == Algorithm::kCrba || contacts_.active()), forces_(tree, model), cdy_(size()) {}
   int size() const { return tree_.nq + tree_.nv; }
   void rhs(double /*t*/, const State& y, State& dydt) {
     const auto q = y.head(tree_.nq);
     const auto v = y.tail(tree_.nv);
     configuration_rate(tree_, q, v, dydt.head(tree_.nq));
-    if (algorithm_ == Algorithm::kAba) aba(tree_, q, v, ws_, dydt.tail(tree_.nv));
-    else crba(tree_, q, v, ws_, dydt.tail(tree_.nv));
+    const BodyForces* f_ext = forces_.empty() ? nullptr : &forces_.evaluate(q, v, ws_);
+    if (algorithm_ == Algorithm::kAba) aba(tree_, q, v, ws_, dydt.tail(tree_.nv), f_ext);
+    else crba(tree_, q, v, ws_, dydt.tail(tree_.nv), f_ext);
     if (contacts_.num_closed() != 0) contacts_.constrain(q, v, ws_, dydt.tail(tree_.nv));
   }
 
@@ -77,6 +80,7 @@ class TreeOde {
   Algorithm algorithm_;
   TreeContacts contacts_;
   TreeWorkspace ws_;
+  TreeForces forces_;  // the force elements (none: nothing evaluated)
   State cdy_;  // closed_forces' right-hand side
 };
 
@@ -184,7 +188,12 @@ class Recursive final : public Formulation {
          "CRBA + tree-sparse L^T D L; Dormand-Prince's 8th-order method of DOP853 (12 stages), fixed step", ""},
     };
   }
-  Accepts accepts() const override { return {{}, {"rod", "spherical", "revolute", "prismatic", "fixed", "point_plane"}}; }
+  // Joints and contacts by kind (each is a tree joint or an event on a tree point of its own), force
+  // elements of any kind (their Q in natural coordinates is mapped onto the tree's bodies by virtual
+  // work, TreeForces).
+  Accepts accepts() const override {
+    return {{ElementRole::kForce}, {"rod", "spherical", "revolute", "prismatic", "fixed", "point_plane"}};
+  }
   std::string structure_unsupported_reason(const Model& model) const override {
     SpatialTree tree;
     if (std::string why = build_spatial_tree(model, tree); !why.empty()) return why;

@@ -253,6 +253,7 @@ std::string build_spatial_tree(const Model& model, SpatialTree& tree) {
     else if (e->role() == ElementRole::kJoint)
       return fmt::format("joint {} ({}) has no tree-joint description", e->name, e->kind());
     else if (e->role() == ElementRole::kContact) continue;  // events on the tree's points (tree_contacts.hpp)
+    else if (e->role() == ElementRole::kForce) continue;  // external forces on the tree (TreeForces), no edge
     else return fmt::format("element {} ({}): {} elements are not yet handled by the recursive engine", e->name, e->kind(),
                             to_string(e->role()));
   }
@@ -578,7 +579,8 @@ void kinematics(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>
 }
 
 void aba_planar(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
-                const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd) {
+                const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd,
+                const BodyForces* f_ext) {
   // Every body's frame is its joint's origin with the plane's axes (e1, e2), not the body's: a
   // transform between frames is then a translation, and no rotation lies on the recursions'
   // dependency chains; each body's rotation phi (from its initial orientation) turns its own inertia
@@ -646,6 +648,10 @@ void aba_planar(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>
     const double f1 = cx * v0 + b00 * v1 + b01 * v2, f2 = cy * v0 + b01 * v1 + b11 * v2;
     w.pA = Vec3(v1 * f2 - v2 * f1, -v0 * f2, v0 * f1);  // v x* (I v)
   }
+  // External forces, in the same frames (at the joint, plane axes). A loop of its own, so that a
+  // model without force elements pays one test.
+  if (f_ext != nullptr)
+    for (int i = 0; i < n; ++i) ws.planar[i].pA -= f_ext->planar[i];
   for (int i = n - 1; i >= 0; --i) {
     const PlanarBody& b = tree.planar_bodies[i];
     TreeWorkspace::Planar& w = ws.planar[i];
@@ -724,7 +730,7 @@ namespace {
 // The spatial ABA's body, inlined into aba() so that the planar test costs the spatial path no call.
 EIGEN_ALWAYS_INLINE void aba_spatial_body(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
                                           const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws,
-                                          Eigen::Ref<Eigen::VectorXd>& qdd) {
+                                          Eigen::Ref<Eigen::VectorXd>& qdd, const BodyForces* f_ext) {
   const int n = static_cast<int>(tree.bodies.size());
   kinematics(tree, q, qd, ws);
   for (int i = 0; i < n; ++i) {
@@ -732,6 +738,8 @@ EIGEN_ALWAYS_INLINE void aba_spatial_body(const SpatialTree& tree, const Eigen::
     ws.IA[i] = b.I;
     ws.pA[i] = crf(ws.v[i], b.I * ws.v[i]);
   }
+  if (f_ext != nullptr)
+    for (int i = 0; i < n; ++i) ws.pA[i] -= f_ext->spatial[i];
   for (int i = n - 1; i >= 0; --i) {
     const TreeBody& b = tree.bodies[i];
     const int nv = b.nv;
@@ -798,12 +806,14 @@ EIGEN_ALWAYS_INLINE void aba_spatial_body(const SpatialTree& tree, const Eigen::
 }  // namespace
 
 void aba_spatial(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
-                 const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd) {
-  aba_spatial_body(tree, q, qd, ws, qdd);
+                 const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd,
+                 const BodyForces* f_ext) {
+  aba_spatial_body(tree, q, qd, ws, qdd, f_ext);
 }
 
 void aba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
-                     const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd) {
+                     const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd,
+                     const BodyForces* f_ext) {
   // aba_planar's pin branches on plain scalars: one compact record per body, no Eigen object built
   // per body, the articulated inertia's six distinct entries, each body's own inertia turned as
   // [a (R c)^T; R c, m 1] (PinBody).
@@ -849,6 +859,14 @@ void aba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::Vect
     w.p1 = -v0 * f2;
     w.p2 = v0 * f1;
   }
+  // External forces, in aba_planar's frames (at the joint, plane axes); a loop of its own, as there.
+  if (f_ext != nullptr)
+    for (int i = 0; i < n; ++i) {
+      const Vec3& f = f_ext->planar[i];
+      W[i].p0 -= f[0];
+      W[i].p1 -= f[1];
+      W[i].p2 -= f[2];
+    }
   for (int i = n - 1; i >= 0; --i) {
     const PinBody& b = B[i];
     TreeWorkspace::Pin& w = W[i];
@@ -896,10 +914,10 @@ void aba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::Vect
 }
 
 void aba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
-         TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd) {
-  if (tree.pins) aba_planar_pins(tree, q, qd, ws, qdd);
-  else if (tree.planar) aba_planar(tree, q, qd, ws, qdd);
-  else aba_spatial_body(tree, q, qd, ws, qdd);
+         TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd, const BodyForces* f_ext) {
+  if (tree.pins) aba_planar_pins(tree, q, qd, ws, qdd, f_ext);
+  else if (tree.planar) aba_planar(tree, q, qd, ws, qdd, f_ext);
+  else aba_spatial_body(tree, q, qd, ws, qdd, f_ext);
 }
 
 void composite_mass_matrix(const SpatialTree& tree, TreeWorkspace& ws) {
@@ -928,7 +946,7 @@ void composite_mass_matrix(const SpatialTree& tree, TreeWorkspace& ws) {
 }
 
 void crba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
-          TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd) {
+          TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd, const BodyForces* f_ext) {
   const int n = static_cast<int>(tree.bodies.size());
   kinematics(tree, q, qd, ws);
   // Bias C(q, qd) with gravity: recursive Newton-Euler at qdd = 0 (pA holds the body forces).
@@ -942,6 +960,8 @@ void crba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, c
     ws.pA[i].noalias() = b.I * ws.a[i];
     ws.pA[i] += crf(ws.v[i], Iv);
   }
+  if (f_ext != nullptr)
+    for (int i = 0; i < n; ++i) ws.pA[i] -= f_ext->spatial[i];
   for (int i = n - 1; i >= 0; --i) {
     const TreeBody& b = tree.bodies[i];
     if (b.nv > 0) ws.b.segment(b.vi, b.nv).noalias() = -b.S.transpose() * ws.pA[i];
@@ -1058,6 +1078,54 @@ void model_state(const SpatialTree& tree, const Model& model, const Eigen::Ref<c
       }
     }
   }
+}
+
+void body_forces(const SpatialTree& tree, const Model& model, const Eigen::Ref<const Eigen::VectorXd>& qn,
+                 const Eigen::Ref<const Eigen::VectorXd>& Q, const TreeWorkspace& ws, BodyForces& f_ext) {
+  const int dim = model.dim;
+  const int n = static_cast<int>(tree.bodies.size());
+  for (int i = 0; i < n; ++i) {
+    const TreeBody& b = tree.bodies[i];
+    const int off = b.point >= 0 ? dim * b.point : model.body_offset(b.body);
+    Vec3 f = Vec3::Zero(), m = Vec3::Zero();  // world force at the centroid (the point) and moment
+    f.head(dim) = Q.segment(off, dim);
+    if (b.body >= 0) {
+      for (int k = 0; k < dim; ++k) {
+        const int o = off + dim * (k + 1);
+        if (dim == 3) m += Vec3(qn.segment<3>(o)).cross(Vec3(Q.segment<3>(o)));
+        else m[2] += qn[o] * Q[o + 1] - qn[o + 1] * Q[o];
+      }
+    }
+    const Mat3& R = ws.Rw[i];
+    Vec6& s = f_ext.spatial[i];
+    s.tail<3>().noalias() = R.transpose() * f;
+    s.head<3>().noalias() = R.transpose() * m;
+    s.head<3>() += b.com.cross(Vec3(s.tail<3>()));  // moved from the centroid to the joint
+    if (tree.planar) {
+      const Vec3 arm = R * b.com;  // the centroid from the joint, world axes
+      f_ext.planar[i] = Vec3(tree.normal.dot(m + arm.cross(f)), tree.e1.dot(f), tree.e2.dot(f));
+    }
+  }
+}
+
+TreeForces::TreeForces(const SpatialTree& tree, const Model& model) : tree_(&tree), model_(&model) {
+  for (const auto& e : model.elements)
+    if (e->role() == ElementRole::kForce) elements_.push_back(e.get());
+  if (elements_.empty()) return;
+  qn_ = Eigen::VectorXd::Zero(model.nq());
+  vn_ = Eigen::VectorXd::Zero(model.nq());
+  Q_ = Eigen::VectorXd::Zero(model.nq());
+  f_ext_.spatial.assign(tree.bodies.size(), Vec6::Zero());
+  if (tree.planar) f_ext_.planar.assign(tree.bodies.size(), Vec3::Zero());
+}
+
+const BodyForces& TreeForces::evaluate(const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
+                                       TreeWorkspace& ws) {
+  model_state(*tree_, *model_, q, qd, ws, qn_, vn_);
+  Q_.setZero();
+  for (const Element* e : elements_) e->add_force(*model_, qn_, vn_, Q_);
+  body_forces(*tree_, *model_, qn_, Q_, ws, f_ext_);
+  return f_ext_;
 }
 
 }  // namespace mbs::recursive

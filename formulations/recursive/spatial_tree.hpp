@@ -22,6 +22,10 @@
 // joint-space mass matrix is the physical one, positive definite, 2 DOF per spatial rod. (The child
 // frame's spin, driven by its parent's rotation, only re-labels its children's joint coordinates.)
 //
+// Force elements act on the tree as external forces on its bodies: their generalized force in the
+// model's natural coordinates mapped by virtual work (body_forces, TreeForces), in both ABA paths
+// and in CRBA's Newton-Euler bias.
+//
 // Planar trees. When every joint's motion subspace lies in the planar motions about one normal n
 // (rotation about n, translation normal to n: parallel revolute axes, prismatic axes in the plane,
 // pins and rods of a planar model), every joint transform maps planar motions [omega_n; v_e1; v_e2]
@@ -154,25 +158,37 @@ struct TreeWorkspace {
   std::vector<Pin> pins;              // sized when the tree's joints are all pins
 };
 
+// External forces on the tree bodies at one state (force elements: body_forces), in the frames each
+// path works in; sized once from the tree (TreeForces below fills it without allocating).
+struct BodyForces {
+  std::vector<Vec6> spatial;  // [n; f] in body coordinates, n about the body frame's origin (its joint)
+  std::vector<Vec3> planar;   // planar path (tree.planar): [n . normal; f . e1; f . e2], n about the joint
+};
+
 // Joint transforms (E, r), velocities v and velocity-product accelerations c of every body.
 void kinematics(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
                 const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws);
-// Forward dynamics, qdd = FD(q, qd), gravity included: the articulated-body algorithm, O(N);
+// Forward dynamics, qdd = FD(q, qd, f_ext), gravity included: the articulated-body algorithm, O(N);
 // aba_planar_pins on a planar tree of pins, aba_planar on another planar tree, aba_spatial otherwise
-// (all public for the tests that compare them).
+// (all public for the tests that compare them). f_ext (optional) are external forces on the bodies
+// at this state, subtracted from the bias forces.
 void aba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
-         TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd);
+         TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd, const BodyForces* f_ext = nullptr);
 void aba_spatial(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
-                 const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd);
+                 const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd,
+                 const BodyForces* f_ext = nullptr);
 void aba_planar(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
-                const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd);
+                const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd,
+                const BodyForces* f_ext = nullptr);
 // aba_planar for a tree of pins only (tree.pins), on scalars: what aba() runs there.
 void aba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
-                     const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd);
-// The same by the composite-rigid-body algorithm, the bias by recursive Newton-Euler, and the
-// tree-sparse L^T D L factorization of H (Featherstone's LTDL, Table 6.3), O(N d^2) for depth d.
+                     const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd,
+                     const BodyForces* f_ext = nullptr);
+// The same by the composite-rigid-body algorithm, the bias by recursive Newton-Euler (f_ext
+// subtracted from the body forces), and the tree-sparse L^T D L factorization of H (Featherstone's
+// LTDL, Table 6.3), O(N d^2) for depth d.
 void crba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
-          TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd);
+          TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd, const BodyForces* f_ext = nullptr);
 // The tree-sparse L^T D L of H in place (its lower triangle; Featherstone, Table 6.3), and H x = b
 // solved in place with that factor.
 void ltdl_factor(const SpatialTree& tree, Eigen::MatrixXd& H);
@@ -198,5 +214,32 @@ void normalize(const SpatialTree& tree, Eigen::Ref<Eigen::VectorXd> q);
 void model_state(const SpatialTree& tree, const Model& model, const Eigen::Ref<const Eigen::VectorXd>& q,
                  const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qn,
                  Eigen::Ref<Eigen::VectorXd> vn);
+
+// The spatial forces on the tree bodies equivalent by virtual work to a generalized force Q in the
+// model's natural coordinates (Element::add_force): on a point mass the force Q_point at the point;
+// on a rigid body the force Q_rG at the centroid and the moment sum_k u_k x Q_uk (a virtual rotation
+// dphi moves u_k by dphi x u_k, so Q_uk does the work dphi . u_k x Q_uk; planar: its normal
+// component, on 2-vectors). qn is the natural state Q was evaluated at; reads ws.Rw as
+// model_state left it at the same tree state. No allocation (f_ext sized from the tree).
+void body_forces(const SpatialTree& tree, const Model& model, const Eigen::Ref<const Eigen::VectorXd>& qn,
+                 const Eigen::Ref<const Eigen::VectorXd>& Q, const TreeWorkspace& ws, BodyForces& f_ext);
+
+// The model's force elements as external forces on the tree: their Q(q_n, v_n) at the natural state
+// of the tree state (model_state), mapped by body_forces. Empty (evaluate() never called) when the
+// model has none, so a model without force elements pays nothing. Buffers sized once.
+class TreeForces {
+ public:
+  TreeForces(const SpatialTree& tree, const Model& model);
+  bool empty() const { return elements_.empty(); }
+  const BodyForces& evaluate(const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
+                             TreeWorkspace& ws);
+
+ private:
+  const SpatialTree* tree_;
+  const Model* model_;
+  std::vector<const Element*> elements_;
+  Eigen::VectorXd qn_, vn_, Q_;
+  BodyForces f_ext_;
+};
 
 }  // namespace mbs::recursive
