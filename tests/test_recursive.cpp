@@ -6,7 +6,9 @@
 // with the spatial one on planar trees, and the fixed-step DOP853 cases converge at 8th order.
 // Force elements (spring-dampers, torques, point forces) act on the tree as external forces: ABA
 // and CRBA agree with them, the motion agrees with `projection`, and the energy balance closes at
-// the method's order.
+// the method's order. Bodies not joined to ground float on free roots: a tumbling box keeps its
+// energy and angular momentum at the method's order and its centroid on the parabola to round-off,
+// and floating chains agree with `projection`.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,6 +19,9 @@
 #include "elements/fixed.hpp"
 #include "elements/prismatic.hpp"
 #include "elements/revolute.hpp"
+#include "elements/rod.hpp"
+#include "elements/spring_damper.hpp"
+#include "elements/torque.hpp"
 #include "elements/spherical.hpp"
 #include "problem/problem.hpp"
 #include "recursive/spatial_tree.hpp"
@@ -410,7 +415,7 @@ TEST(Recursive, SphericalPendulumPassesThroughThePoles) {
   }
 }
 
-TEST(Recursive, ClosedLoopsAndFreeBodiesAreUnsupportedWithTheReason) {
+TEST(Recursive, ClosedLoopsAndContactsAreUnsupportedWithTheReason) {
   const std::string loop = rec().unsupported_reason(testing::four_bar());
   EXPECT_NE(loop.find("closed loop"), std::string::npos) << loop;
   // The breadth-first search from ground places A and B (by rod0 and rocker) before it meets rod1.
@@ -630,11 +635,208 @@ TEST(Recursive, ForceElementsSpatialTreeEnergyBalanceAndAgreement) {
   }
 }
 
+// Free roots. A box tumbling in gravity with no joint: a free body (6 DOF).
+Model tumbling_box() {
+  Model m;
+  m.dim = 3;
+  m.basis = Eigen::Matrix3d::Identity();
+  m.gravity = Eigen::Vector3d(0, -9.81, 0);
+  const Eigen::Matrix3d R0 = Eigen::AngleAxisd(0.6, Eigen::Vector3d(1, -2, 0.5).normalized()).toRotationMatrix();
+  // Spinning mostly about the intermediate axis (the unstable one): the body tumbles.
+  m.bodies.push_back(box("box", 2.0, {0.1, 0.4, 0.7}, {0.3, 1.0, -0.2}, R0, {1.0, 4.0, 0.5}, R0 * Eigen::Vector3d(0.1, 6.0, 0.2)));
+  return m;
+}
+
+// A floating chain: the free box, a point mass on a rod from one of its corners and a second box on
+// a revolute at another, every velocity consistent with the joints.
+Model floating_chain() {
+  Model m = tumbling_box();
+  const RigidBody& b0 = m.bodies[0];
+  const Eigen::Vector3d w0 = b0.omega0, G = b0.r0;
+  auto vel = [&](const Eigen::Vector3d& x) -> Eigen::Vector3d { return b0.v0 + w0.cross(x - G); };
+  const Eigen::Vector3d A = G + b0.R0 * Eigen::Vector3d(0.05, -0.2, 0.35), P(0.6, 0.2, 0.1);
+  const Eigen::Vector3d wP(0.7, -0.4, 1.1);  // the rod's own rotation
+  m.points.push_back({"P", 0.4, P, vel(A) + (w0 + wP).cross(P - A)});
+  const Eigen::Vector3d H = G + b0.R0 * Eigen::Vector3d(-0.05, 0.2, -0.35), axis = b0.R0.col(0);
+  const Eigen::Vector3d w2 = w0 + 2.0 * axis, c2 = H + Eigen::Vector3d(0.0, -0.25, 0.05);
+  const Eigen::Matrix3d R2 = Eigen::AngleAxisd(0.3, Eigen::Vector3d(0, 1, 1).normalized()).toRotationMatrix();
+  m.bodies.push_back(box("arm", 0.5, {0.05, 0.5, 0.1}, c2, R2, vel(H) + w2.cross(c2 - H), w2));
+  auto rod = std::make_shared<Rod>();
+  rod->name = "rod";
+  rod->a = on(m, 0, A);
+  rod->b = point(0);
+  rod->length = (P - A).norm();
+  auto rj = std::make_shared<RevoluteJoint>();
+  rj->name = "elbow";
+  rj->a = on(m, 0, H);
+  rj->b = on(m, 1, H);
+  rj->axis = axis;
+  m.elements = {rod, rj};
+  return m;
+}
+
+// The floating chain held by a spring-damper from the ground to the free box, and its arm driven by
+// a torque: free roots with force elements.
+Model forced_floating_chain() {
+  Model m = floating_chain();
+  auto spring = std::make_shared<SpringDamper>();
+  spring->name = "tether";
+  spring->a = ground({0.0, 2.0, 0.0});
+  spring->b = on(m, 0, m.bodies[0].r0 + m.bodies[0].R0.col(2) * 0.35);
+  spring->k = 50.0;
+  spring->c = 0.5;
+  spring->bind(m);
+  spring->rest_length = 0.5;
+  auto motor = std::make_shared<Torque>();
+  motor->name = "motor";
+  motor->body = 1;
+  motor->tau = Eigen::Vector3d(0.3, -0.2, 0.5);
+  motor->planar = false;
+  m.elements.push_back(spring);
+  m.elements.push_back(motor);
+  return m;
+}
+
+// A planar free box with a pendulum: a point mass on a rod from a corner of the box.
+Model planar_floating_pendulum() {
+  Model m;
+  m.dim = 2;
+  m.basis = Eigen::Matrix3d::Identity().leftCols(2);
+  m.gravity = Eigen::Vector2d(0, -9.81);
+  RigidBody b;
+  b.name = "box";
+  b.mass = 2.0;
+  b.second_moments = 2.0 / 12.0 * Eigen::Vector2d(0.16, 0.04);
+  b.r0 = Eigen::Vector2d(0.2, 0.5);
+  b.v0 = Eigen::Vector2d(1.0, 3.0);
+  b.R0 = Eigen::Rotation2Dd(0.4).toRotationMatrix();
+  b.omega0 = Eigen::Vector3d(0, 0, 2.5);
+  b.length_scale = 0.4;
+  b.frame_centroid = Eigen::Vector2d::Zero();
+  b.frame_axes = Eigen::Matrix2d::Identity();
+  m.bodies.push_back(b);
+  const Eigen::Vector2d A = b.r0 + b.R0 * Eigen::Vector2d(0.2, -0.1), P(0.9, -0.3);
+  auto perp = [](const Eigen::Vector2d& d) { return Eigen::Vector2d(-d[1], d[0]); };
+  m.points.push_back({"P", 0.5, P, b.v0 + 2.5 * perp(A - b.r0) + (2.5 - 1.5) * perp(P - A)});
+  auto rod = std::make_shared<Rod>();
+  rod->name = "rod";
+  rod->a.point = kNoPoint;
+  rod->a.body = 0;
+  rod->a.at = b.R0.transpose() * (A - b.r0);
+  rod->b.point = 0;
+  rod->length = (P - A).norm();
+  m.elements = {rod};
+  return m;
+}
+
+// Energy and angular momentum about the centroid, largest drifts; the centroid against the
+// parabola r0 + v0 t + g t^2 / 2.
+class Tumble final : public StepObserver {
+ public:
+  explicit Tumble(const Model& m) : nat(m), m(m) {}
+  void on_step(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) override {
+    const Eigen::Vector3d G = q.segment<3>(m.body_offset(0));
+    const double e = nat.energy(q, v);
+    const Eigen::Vector3d L = nat.angular_momentum(q, v, G);
+    if (!started) e0 = e, L0 = L;
+    started = true;
+    energy = std::max(energy, std::abs(e - e0));
+    momentum = std::max(momentum, (L - L0).norm());
+    const RigidBody& b = m.bodies[0];
+    const Eigen::Vector3d exact = b.r0 + b.v0 * t + 0.5 * m.gravity * t * t;
+    centroid = std::max(centroid, (G - exact).norm());
+  }
+  NaturalCoordinates nat;
+  const Model& m;
+  Eigen::Vector3d L0;
+  double e0 = 0.0, energy = 0.0, momentum = 0.0, centroid = 0.0;
+  bool started = false;
+};
+
+// Torque-free motion of the free box: energy and angular momentum about the centroid are invariants
+// whose drift shrinks at RK4's order; the centroid's equation r'' = g is linear in the free
+// joint's coordinates, so RK4 follows the parabola to round-off (its ~10 m scale times ~1e-15 a
+// step over 1,000 steps: below 1e-11 m).
+TEST(Recursive, FreeBodyTumblesWithItsInvariantsAndItsParabola) {
+  const Model m = tumbling_box();
+  SpatialTree tree;
+  ASSERT_EQ(recursive::build_spatial_tree(m, tree), "");
+  EXPECT_EQ(tree.nv, 6);
+  EXPECT_EQ(tree.nq, 7);
+  for (const char* integrator : {"aba-rk4", "crba-rk4"}) {
+    double energy[2], momentum[2];
+    for (int k = 0; k < 2; ++k) {
+      Tumble t(m);
+      rec().create(m, integrator, 4e-3 / (1 << k))->run(2.0, &t);
+      energy[k] = t.energy;
+      momentum[k] = t.momentum;
+      EXPECT_LT(t.centroid, 1e-11) << integrator;
+      if (k == 1)
+        std::printf("tumbling box, %s: energy drift %.2e -> %.2e J (order %.2f), |L - L0| %.2e -> %.2e kg m^2/s (order %.2f), "
+                    "centroid off the parabola %.2e m\n",
+                    integrator, energy[0], energy[1], std::log2(energy[0] / energy[1]), momentum[0], momentum[1],
+                    std::log2(momentum[0] / momentum[1]), t.centroid);
+    }
+    EXPECT_GT(std::log2(energy[0] / energy[1]), 3.5) << integrator;
+    EXPECT_LT(std::log2(energy[0] / energy[1]), 4.5) << integrator;
+    EXPECT_GT(std::log2(momentum[0] / momentum[1]), 3.5) << integrator;
+    EXPECT_LT(std::log2(momentum[0] / momentum[1]), 4.5) << integrator;
+  }
+}
+
+// A floating chain (spatial; also with a spring-damper to the ground and a torque) and a planar
+// floating pendulum: ABA and CRBA agree on random states
+// and over a run, the planar path agrees with the spatial one, and the motion agrees with
+// projection to the forced chain's tolerance, for its reasons (ForceElementsPlanarChainAgreesWithProjection).
+TEST(Recursive, FloatingChainsAgreeWithNaturalCoordinates) {
+  const double random_states = std::max(max_abs_diff_aba_crba(floating_chain(), 100),
+                                        max_abs_diff_aba_crba(planar_floating_pendulum(), 100));
+  const double forced_random_states = forced_aba_crba_planar(forced_floating_chain(), 50).first;
+  EXPECT_LT(forced_random_states, 1e-12);
+  EXPECT_LT(random_states, 1e-12);
+  {
+    const Model m = planar_floating_pendulum();
+    SpatialTree tree;
+    ASSERT_EQ(recursive::build_spatial_tree(m, tree), "");
+    ASSERT_TRUE(tree.planar);
+    EXPECT_EQ(tree.nv, 4);  // x, y, angle; the rod's angle
+    TreeWorkspace ws(tree, false);
+    std::mt19937 gen(21);
+    Eigen::VectorXd q, v, a_planar(tree.nv), a_spatial(tree.nv);
+    double worst = 0.0;
+    for (int s = 0; s < 50; ++s) {
+      random_state(tree, gen, q, v);
+      recursive::aba_planar(tree, q, v, ws, a_planar);
+      recursive::aba_spatial(tree, q, v, ws, a_spatial);
+      worst = std::max(worst, (a_planar - a_spatial).cwiseAbs().maxCoeff() / a_spatial.cwiseAbs().maxCoeff());
+    }
+    EXPECT_LT(worst, 1e-12);
+    std::printf("floating chains: ABA vs CRBA on random states %.2e (with a spring and a torque %.2e); planar vs spatial ABA %.2e\n",
+                random_states, forced_random_states, worst);
+  }
+  for (const Model& m : {floating_chain(), planar_floating_pendulum(), forced_floating_chain()}) {
+    FinalState ref(m);
+    Registry::instance().find("projection")->create(m, "fehlberg8-fixed", 1e-3)->run(1.0, &ref);
+    FinalState aba(m), crba(m);
+    rec().create(m, "aba-fehlberg8", 1e-13)->run(1.0, &aba);
+    rec().create(m, "crba-fehlberg8", 1e-13)->run(1.0, &crba);
+    const double err_aba = (aba.q - ref.q).cwiseAbs().maxCoeff(), err_crba = (crba.q - ref.q).cwiseAbs().maxCoeff();
+    const double aba_crba = (aba.q - crba.q).cwiseAbs().maxCoeff();
+    std::printf("floating %s: against projection/fehlberg8-fixed (h = 1e-3 s), 1 s: aba %.2e, crba %.2e; aba vs crba %.2e; "
+                "energy drift %.2e J\n",
+                m.dim == 2 ? "pendulum (planar)" : m.elements.size() > 2 ? "chain with a spring and a torque" : "chain (spatial)", err_aba, err_crba, aba_crba, aba.max_drift);
+    EXPECT_LT(err_aba, 1e-10);
+    EXPECT_LT(err_crba, 1e-10);
+    EXPECT_LT(aba_crba, 1e-10);
+  }
+}
+
 TEST(Recursive, DynamicSizePathsAllocateNothing) {
   MBS_SKIP_WITHOUT_ALLOCATION_COUNTING();
   const Problem chain = load_problem_text(kForcedPlanarChain, "chain.yaml");
   const Problem tree = load_problem_text(kForcedSpatialTree, "tree.yaml");
-  for (const Model& m : {spatial_chain(12), mixed_tree(), planar_chain(12), tilted_planar_tree(), chain.model, tree.model}) {
+  for (const Model& m : {spatial_chain(12), mixed_tree(), planar_chain(12), tilted_planar_tree(), chain.model, tree.model,
+                         floating_chain(), planar_floating_pendulum(), forced_floating_chain()}) {
     for (const char* integrator : {"aba-rk4", "aba-dopri5", "aba-fehlberg8", "aba-dop853-fixed", "crba-rk4", "crba-dopri5",
                                    "crba-fehlberg8", "crba-dop853-fixed"}) {
       const bool fixed = std::string(integrator).find("rk4") != std::string::npos ||

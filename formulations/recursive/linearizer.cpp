@@ -170,8 +170,8 @@ std::string describe(const SpatialTree& tree, const TreeWorkspace& ws) {
                              vec(R.col(1)), vec(R.col(2)));
         break;
       case JointType::kTranslation:
-        out += fmt::format(tree.dim == 3 ? " {0} (free point): x({0}), y({0}), z({0});" : " {0} (free point): x({0}), y({0});",
-                           b.name);
+        out += fmt::format(tree.dim == 3 ? " {0} ({1}): x({0}), y({0}), z({0});" : " {0} ({1}): x({0}), y({0});", b.name,
+                           b.point >= 0 ? "free point" : "free body, its centroid");
         break;
       case JointType::kFixed: break;
     }

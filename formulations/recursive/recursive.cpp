@@ -7,7 +7,8 @@
 // planar tree ABA runs on planar 3-vectors (spatial_tree.hpp). Frictionless point-plane contacts on
 // the tree's points are events as in minimal (common/contact_events.hpp, tree_contacts.hpp). Force
 // elements of every kind act as external forces on the tree's bodies (their natural-coordinate Q
-// mapped by virtual work).
+// mapped by virtual work); bodies not joined to ground float on free roots (a free rigid body:
+// 6 DOF, position + unit quaternion).
 //
 // Quaternions (spherical joints, spatial rods) are integrated as ordinary state components,
 // q' = 1/2 q (x) (0, omega), and renormalized after every accepted step; within a step the joint
@@ -17,8 +18,8 @@
 //
 // A sibling of `minimal` rather than cases of it: a formulation declares what it accepts once
 // (Formulation::accepts, unsupported_reason), and this engine accepts revolute, prismatic and fixed
-// joints and spatial rods that minimal's cases do not; as cases of one formulation either set would
-// end as `error` rows on the other's problems instead of `unsupported` with a reason.
+// joints, spatial rods and free bodies that minimal's cases do not; as cases of one formulation
+// either set would end as `error` rows on the other's problems instead of `unsupported` with a reason.
 //
 // Linearization about a static equilibrium: in the tree's velocity coordinates as tangent
 // increments, M = H(q0) by CRBA and the gravity stiffness K analytic (linearizer.cpp).

@@ -291,6 +291,66 @@ std::string build_spatial_tree(const Model& model, SpatialTree& tree) {
   std::vector<double> q0, v0;
   std::vector<int> depth;
 
+  // The joint's motion subspace and initial coordinates (zero, identity quaternion; velocities
+  // qd_scalar for 1 DOF, qd_vec for more), the body's indices; then the body joins the tree.
+  auto commit = [&](TreeBody& tb, int node, double qd_scalar, const Vec3& qd_vec) {
+    switch (tb.type) {
+      case JointType::kRevolute:
+        tb.nq = tb.nv = 1;
+        tb.S = MatS::Zero(6, 1);
+        tb.S.col(0).head<3>() = tb.axis;
+        q0.push_back(0.0);
+        v0.push_back(qd_scalar);
+        break;
+      case JointType::kPrismatic:
+        tb.nq = tb.nv = 1;
+        tb.S = MatS::Zero(6, 1);
+        tb.S.col(0).tail<3>() = tb.axis;
+        q0.push_back(0.0);
+        v0.push_back(qd_scalar);
+        break;
+      case JointType::kSpherical:
+        tb.nq = 4;
+        q0.insert(q0.end(), {1.0, 0.0, 0.0, 0.0});
+        tree.has_quaternions = true;
+        if (tb.rod) {  // omega_rel = e1 w1 + e2 w2, e1, e2 normal to the rod (child coordinates)
+          const Vec3 u = tb.com.normalized();
+          const Vec3 e1 = u.unitOrthogonal(), e2 = u.cross(e1);
+          tb.nv = 2;
+          tb.S = MatS::Zero(6, 2);
+          tb.S.col(0).head<3>() = e1;
+          tb.S.col(1).head<3>() = e2;
+          v0.insert(v0.end(), {e1.dot(qd_vec), e2.dot(qd_vec)});
+        } else {
+          tb.nv = 3;
+          tb.S = MatS::Zero(6, 3);
+          tb.S.topRows<3>().setIdentity();
+          v0.insert(v0.end(), {qd_vec[0], qd_vec[1], qd_vec[2]});
+        }
+        break;
+      case JointType::kTranslation:  // along the first tb.nv axes; qd_vec the velocity
+        tb.nq = tb.nv = model.dim;
+        tb.S = MatS::Zero(6, tb.nv);
+        for (int d = 0; d < tb.nv; ++d) {
+          tb.S(3 + d, d) = 1.0;
+          q0.push_back(0.0);
+          v0.push_back(qd_vec[d]);
+        }
+        break;
+      default:
+        tb.nq = tb.nv = 0;
+        tb.S = MatS::Zero(6, 0);
+        break;
+    }
+    tb.qi = tree.nq;
+    tb.vi = tree.nv;
+    tree.nq += tb.nq;
+    tree.nv += tb.nv;
+    if (node >= 0) tree_index[node] = static_cast<int>(tree.bodies.size());
+    depth.push_back(tb.parent < 0 ? 1 : depth[tb.parent] + 1);
+    tree.bodies.push_back(std::move(tb));
+  };
+
   auto add_body = [&](int child, int parent_node, const Edge& ed, const Anchor& pa, const Anchor& ca) -> std::string {
     TreeBody tb;
     tb.name = node_name(child);
@@ -370,102 +430,87 @@ std::string build_spatial_tree(const Model& model, SpatialTree& tree) {
     }
     origin[child] = o;
     tb.p = o - parent_origin;
-    switch (tb.type) {
-      case JointType::kRevolute:
-        tb.nq = tb.nv = 1;
-        tb.S = MatS::Zero(6, 1);
-        tb.S.col(0).head<3>() = tb.axis;
-        q0.push_back(0.0);
-        v0.push_back(qd_scalar);
-        break;
-      case JointType::kPrismatic:
-        tb.nq = tb.nv = 1;
-        tb.S = MatS::Zero(6, 1);
-        tb.S.col(0).tail<3>() = tb.axis;
-        q0.push_back(0.0);
-        v0.push_back(qd_scalar);
-        break;
-      case JointType::kSpherical:
-        tb.nq = 4;
-        q0.insert(q0.end(), {1.0, 0.0, 0.0, 0.0});
-        tree.has_quaternions = true;
-        if (tb.rod) {  // omega_rel = e1 w1 + e2 w2, e1, e2 normal to the rod (child coordinates)
-          const Vec3 u = tb.com.normalized();
-          const Vec3 e1 = u.unitOrthogonal(), e2 = u.cross(e1);
-          tb.nv = 2;
-          tb.S = MatS::Zero(6, 2);
-          tb.S.col(0).head<3>() = e1;
-          tb.S.col(1).head<3>() = e2;
-          v0.insert(v0.end(), {e1.dot(qd_vec), e2.dot(qd_vec)});
-        } else {
-          tb.nv = 3;
-          tb.S = MatS::Zero(6, 3);
-          tb.S.topRows<3>().setIdentity();
-          v0.insert(v0.end(), {qd_vec[0], qd_vec[1], qd_vec[2]});
-        }
-        break;
-      default:
-        tb.nq = tb.nv = 0;
-        tb.S = MatS::Zero(6, 0);
-        break;
-    }
-    tb.qi = tree.nq;
-    tb.vi = tree.nv;
-    tree.nq += tb.nq;
-    tree.nv += tb.nv;
-    tree_index[child] = static_cast<int>(tree.bodies.size());
-    depth.push_back(tb.parent < 0 ? 1 : depth[tb.parent] + 1);
-    tree.bodies.push_back(std::move(tb));
+    commit(tb, child, qd_scalar, qd_vec);
     return "";
   };
 
-  // Breadth-first from ground over the joint graph.
-  std::vector<int> frontier{kGround};
-  for (size_t f = 0; f < frontier.size(); ++f) {
-    const int n = frontier[f];
-    for (int k = 0; k < ne; ++k) {
-      if (used[k]) continue;
-      const Edge& ed = edges[k];
-      const int na = node_of(*ed.a), nb2 = node_of(*ed.b);
-      if (na != n && nb2 != n) continue;
-      const bool from_a = na == n;
-      const int child = from_a ? nb2 : na;
-      if (child == n) return fmt::format("joint {} joins {} to itself", ed.e->name, node_name(n));
-      used[k] = 1;
-      if (placed(child))
-        return fmt::format("closed loop: joint {} joins {} and {}, already joined through the tree (the recursive engine needs a tree)",
-                           ed.e->name, node_name(n), node_name(child));
-      if (std::string why = add_body(child, n, ed, from_a ? *ed.a : *ed.b, from_a ? *ed.b : *ed.a); !why.empty()) return why;
-      frontier.push_back(child);
+  // Breadth-first over the joint graph from a root node (ground, or a free body below).
+  auto grow = [&](int root) -> std::string {
+    std::vector<int> frontier{root};
+    for (size_t f = 0; f < frontier.size(); ++f) {
+      const int n = frontier[f];
+      for (int k = 0; k < ne; ++k) {
+        if (used[k]) continue;
+        const Edge& ed = edges[k];
+        const int na = node_of(*ed.a), nb2 = node_of(*ed.b);
+        if (na != n && nb2 != n) continue;
+        const bool from_a = na == n;
+        const int child = from_a ? nb2 : na;
+        if (child == n) return fmt::format("joint {} joins {} to itself", ed.e->name, node_name(n));
+        used[k] = 1;
+        if (placed(child))
+          return fmt::format("closed loop: joint {} joins {} and {}, already joined through the tree (the recursive engine needs a tree)",
+                             ed.e->name, node_name(n), node_name(child));
+        if (std::string why = add_body(child, n, ed, from_a ? *ed.a : *ed.b, from_a ? *ed.b : *ed.a); !why.empty()) return why;
+        frontier.push_back(child);
+      }
     }
-  }
-  // Not reached from ground: a lone point mass is a free Cartesian root; anything else is not yet handled.
-  for (int n = 0; n < nn; ++n) {
-    if (placed(n)) continue;
-    for (int k = 0; k < ne; ++k)
-      if (node_of(*edges[k].a) == n || node_of(*edges[k].b) == n)
-        return fmt::format("{} is joined by {} but not to ground: floating chains are not yet supported", node_name(n),
-                           edges[k].e->name);
-    if (n >= np) return fmt::format("rigid body {} is free: a free-floating rigid body is not yet supported", node_name(n));
-    const PointMass& pm = model.points[n];
-    TreeBody tb;
-    tb.name = pm.name;
-    tb.type = JointType::kTranslation;
-    tb.point = n;
-    tb.nq = tb.nv = model.dim;
-    tb.S = MatS::Zero(6, model.dim);
-    for (int d = 0; d < model.dim; ++d) tb.S(3 + d, d) = 1.0;
-    tb.I = spatial_inertia(pm.mass, Vec3::Zero(), Mat3::Zero());
-    for (int d = 0; d < model.dim; ++d) q0.push_back(pm.r0[d]);
-    for (int d = 0; d < model.dim; ++d) v0.push_back(pm.v0[d]);
-    tb.qi = tree.nq;
-    tb.vi = tree.nv;
-    tree.nq += tb.nq;
-    tree.nv += tb.nv;
-    tree_index[n] = static_cast<int>(tree.bodies.size());
-    depth.push_back(1);
-    tree.bodies.push_back(std::move(tb));
-  }
+    return "";
+  };
+  if (std::string why = grow(kGround); !why.empty()) return why;
+  // What ground does not reach floats. Each such part of the joint graph hangs from a free root: a
+  // rigid body where it has one (rigid bodies first: a point mass holds only rods to other points),
+  // else a point mass. A free point is a translation (dim DOF, its displacement in world axes). A
+  // free rigid body is a translation of its centroid (world axes) carrying the body on a spherical
+  // joint at the centroid (planar: a revolute about the normal): configuration the centroid's
+  // displacement and the unit quaternion of the body's orientation (3 + 4), velocity the
+  // centroid's in world axes and the angular velocity in body axes (3 + 3; planar x, y, angle).
+  // Why this 6-DOF free joint rather than the body's spatial velocity in body coordinates: with the
+  // linear velocity in world axes at the centroid, the centroid's equation is r'' = g + F / m,
+  // linear, which every Runge-Kutta method of order >= 2 integrates exactly (a torque-free body's
+  // centroid stays on its parabola to round-off), and the pair reuses the translation and spherical
+  // joints' paths: joint blocks stay at most 3 DOF, so the 1-DOF paths keep their storage. The
+  // translation's tree body is massless and no model body (point = body = -1).
+  for (int pass = 0; pass < 2; ++pass)
+    for (int n = pass == 0 ? np : 0; n < (pass == 0 ? nn : np); ++n) {
+      if (placed(n)) continue;
+      TreeBody tr;
+      tr.name = node_name(n);
+      tr.type = JointType::kTranslation;
+      Vec3 vc = Vec3::Zero();  // the centroid's (point's) velocity
+      if (n < np) {
+        const PointMass& pm = model.points[n];
+        tr.point = n;
+        tr.mass = pm.mass;
+        tr.I = spatial_inertia(pm.mass, Vec3::Zero(), Mat3::Zero());
+        tr.p = to3(pm.r0);
+        vc = to3(pm.v0);
+      } else {
+        const RigidBody& rb = model.bodies[n - np];
+        tr.p = to3(rb.r0);
+        vc = to3(rb.v0);
+      }
+      origin[n] = tr.p;
+      v_origin[n] = vc;
+      commit(tr, n < np ? n : -1, 0.0, vc);
+      if (n >= np) {  // the body on its rotation joint at the centroid
+        const RigidBody& rb = model.bodies[n - np];
+        TreeBody tb;
+        tb.name = rb.name;
+        tb.parent = static_cast<int>(tree.bodies.size()) - 1;
+        tb.body = n - np;
+        Mat3 R0 = Mat3::Identity();
+        R0.topLeftCorner(model.dim, model.dim) = rb.R0;
+        tb.axes = R0;
+        tb.mass = rb.mass;
+        tb.I = spatial_inertia(rb.mass, Vec3::Zero(), R0 * rb.principal_inertia().asDiagonal() * R0.transpose());
+        tb.type = model.dim == 2 ? JointType::kRevolute : JointType::kSpherical;
+        tb.axis = ez;
+        w_world[n] = rb.omega0;
+        commit(tb, n, rb.omega0[2], rb.omega0);  // body axes = world axes at t = 0
+      }
+      if (std::string why = grow(n); !why.empty()) return why;
+    }
   if (tree.nv == 0) return "no degree of freedom";
   tree.q0 = Eigen::Map<Eigen::VectorXd>(q0.data(), static_cast<Eigen::Index>(q0.size()));
   tree.v0 = Eigen::Map<Eigen::VectorXd>(v0.data(), static_cast<Eigen::Index>(v0.size()));
@@ -1061,6 +1106,7 @@ void model_state(const SpatialTree& tree, const Model& model, const Eigen::Ref<c
   const int n = static_cast<int>(tree.bodies.size());
   for (int i = 0; i < n; ++i) {
     const TreeBody& b = tree.bodies[i];
+    if (b.point < 0 && b.body < 0) continue;  // a free body's translation: no model body
     const Mat3& R = ws.Rw[i];
     const Vec3 w = ws.v[i].head<3>();
     const Vec3 vo = ws.v[i].tail<3>();
@@ -1086,6 +1132,7 @@ void body_forces(const SpatialTree& tree, const Model& model, const Eigen::Ref<c
   const int n = static_cast<int>(tree.bodies.size());
   for (int i = 0; i < n; ++i) {
     const TreeBody& b = tree.bodies[i];
+    if (b.point < 0 && b.body < 0) continue;  // a free body's translation: massless, no model body (f_ext stays 0)
     const int off = b.point >= 0 ? dim * b.point : model.body_offset(b.body);
     Vec3 f = Vec3::Zero(), m = Vec3::Zero();  // world force at the centroid (the point) and moment
     f.head(dim) = Q.segment(off, dim);

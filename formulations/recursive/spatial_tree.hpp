@@ -13,7 +13,7 @@
 //   prismatic   1 DOF along a fixed axis
 //   spherical   3 DOF (a spatial rod's: 2, below): configuration a unit quaternion (4 numbers), velocity the relative angular
 //               velocity in child coordinates (3 numbers); q' = 1/2 q (x) (0, omega)
-//   translation dim DOF: a free point mass (no joint) as a Cartesian root
+//   translation dim DOF along the world axes: a free root (no joint to ground), below
 //   fixed       0 DOF (a weld)
 // A rod between point masses in space is a spherical joint of the child point at the parent end
 // without its spin: configuration the unit quaternion, velocity the 2 components of the relative
@@ -21,6 +21,14 @@
 // rod). The point has no inertia about the rod, so the spin moves nothing and is no coordinate: the
 // joint-space mass matrix is the physical one, positive definite, 2 DOF per spatial rod. (The child
 // frame's spin, driven by its parent's rotation, only re-labels its children's joint coordinates.)
+//
+// Free roots. A part of the joint graph not joined to ground floats: it hangs from a free body. A
+// free point mass is a translation root; a free rigid body is a 6-DOF free joint (planar 3), built
+// as a massless translation root at its centroid (world axes) carrying the body on a spherical
+// joint there (planar: a revolute about the normal): configuration centroid displacement (3) + unit
+// quaternion (4), velocity the centroid's in world axes + the angular velocity in body axes. With
+// the linear part in world axes at the centroid, the centroid's equation r'' = g + F/m is linear
+// (Runge-Kutta methods follow a free body's parabola exactly), and joint blocks stay <= 3 DOF.
 //
 // Force elements act on the tree as external forces on its bodies: their generalized force in the
 // model's natural coordinates mapped by virtual work (body_forces, TreeForces), in both ABA paths
@@ -59,7 +67,7 @@ const char* to_string(JointType type);
 
 struct TreeBody {
   std::string name;          // the model's body (point mass or rigid body) this tree body is
-  std::string joint;         // the model's element that is its inbound joint ("" for a free point)
+  std::string joint;         // the model's element that is its inbound joint ("" for a free root's joints)
   JointType type = JointType::kFixed;
   int parent = -1;           // tree body index, or -1 (ground)
   int qi = 0, nq = 0;        // configuration coordinates
@@ -69,7 +77,7 @@ struct TreeBody {
   MatS S;                    // motion subspace, child coordinates (constant for every type here)
   Mat6 I = Mat6::Zero();     // spatial inertia about the frame origin, body coordinates
   // Model mapping.
-  int point = -1, body = -1;  // model point index, or rigid-body index
+  int point = -1, body = -1;  // model point index, or rigid-body index (neither: a free body's translation)
   Vec3 com = Vec3::Zero();     // centroid / point in body coordinates (m)
   double mass = 0.0;           // kg
   bool rod = false;            // a spatial rod's point: a spherical joint without spin (see above)
