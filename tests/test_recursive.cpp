@@ -524,8 +524,10 @@ std::pair<double, double> forced_aba_crba_planar(const Model& m, int samples) {
     const double scale = std::max(1.0, a1.cwiseAbs().maxCoeff());
     crba = std::max(crba, (a1 - a2).cwiseAbs().maxCoeff() / scale);
     effect = std::max(effect, (a1 - a0).cwiseAbs().maxCoeff() / scale);
-    if (tree.planar) {
+    if (tree.planar) {  // aba() took the pin path on a tree of pins: the planar and spatial paths too
       recursive::aba_spatial(tree, q, v, ws, a3, &f);
+      planar = std::max(planar, (a1 - a3).cwiseAbs().maxCoeff() / scale);
+      recursive::aba_planar(tree, q, v, ws, a3, &f);
       planar = std::max(planar, (a1 - a3).cwiseAbs().maxCoeff() / scale);
     }
   }
@@ -533,8 +535,8 @@ std::pair<double, double> forced_aba_crba_planar(const Model& m, int samples) {
   return {crba, planar};
 }
 
-// ABA (planar and spatial paths) and CRBA take the same external forces: their accelerations agree
-// to round-off on random states.
+// ABA (pin, planar and spatial paths) and CRBA take the same external forces: their accelerations
+// agree to round-off on random states.
 TEST(Recursive, ForceElementsAbaCrbaAndPlanarPathsAgree) {
   const Problem chain = load_problem_text(kForcedPlanarChain, "chain.yaml");
   const Problem tree = load_problem_text(kForcedSpatialTree, "tree.yaml");
