@@ -14,6 +14,7 @@
 #include <cmath>
 #include <random>
 
+#include "common/vector_math.hpp"
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
 #include "elements/fixed.hpp"
@@ -230,6 +231,24 @@ TEST(Recursive, AbaAndCrbaAgreeOnRandomStates) {
   EXPECT_LT(long_chain, 1e-9);
   std::printf("ABA vs CRBA, max |dqdd| / max(1, |qdd|): spatial 3-link chain %.2e, mixed tree %.2e, 60-link spatial chain %.2e\n",
               chain, mixed, long_chain);
+}
+
+// The pin path's sines and cosines (common/vector_math.hpp: libmvec's vector calls where the build
+// has them) agree with libm's to a few ulp, over joint angles of many turns and odd counts.
+TEST(Recursive, VectorSinesAndCosinesAgreeWithLibm) {
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<double> angle(-700.0, 700.0);
+  for (int n : {1, 2, 7, 9, 100}) {
+    std::vector<double> phi(n), si(n), co(n);
+    for (double& x : phi) x = angle(gen) * (n == 9 ? 1e-3 : 1.0);
+    sin_cos_all(
+        n, [&](int i) -> double& { return phi[i]; }, [&](int i) -> double& { return si[i]; },
+        [&](int i) -> double& { return co[i]; });
+    for (int i = 0; i < n; ++i) {
+      EXPECT_NEAR(si[i], std::sin(phi[i]), 1e-15) << phi[i];  // |sin| <= 1: 1e-15 is ~4.5 ulp at 1
+      EXPECT_NEAR(co[i], std::cos(phi[i]), 1e-15) << phi[i];
+    }
+  }
 }
 
 // The planar path is chosen from the geometry alone, and it gives the spatial path's accelerations;

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "common/vector_math.hpp"
+
 #include "elements/fixed.hpp"
 #include "elements/prismatic.hpp"
 #include "elements/revolute.hpp"
@@ -866,10 +868,9 @@ void aba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::Vect
   const PinBody* B = tree.pin_bodies.data();
   TreeWorkspace::Pin* W = ws.pins.data();
   for (int i = 0; i < n; ++i) W[i].phi = (B[i].parent < 0 ? 0.0 : W[B[i].parent].phi) + B[i].sigma * q[B[i].q];
-  for (int i = 0; i < n; ++i) {
-    W[i].si = std::sin(W[i].phi);
-    W[i].co = std::cos(W[i].phi);
-  }
+  sin_cos_all(
+      n, [W](int i) -> double& { return W[i].phi; }, [W](int i) -> double& { return W[i].si; },
+      [W](int i) -> double& { return W[i].co; });
   for (int i = 0; i < n; ++i) {
     const PinBody& b = B[i];
     TreeWorkspace::Pin& w = W[i];
