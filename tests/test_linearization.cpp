@@ -43,6 +43,7 @@
 #include "elements/rod.hpp"
 #include "core/formulation.hpp"
 #include "core/linearization.hpp"
+#include "support/linearization_text.hpp"
 #include "support/models.hpp"
 
 namespace mbs {
@@ -115,16 +116,7 @@ Match match(std::vector<std::complex<double>> got, std::vector<std::complex<doub
   return m;
 }
 
-std::string dump(const Linearization& lin) {
-  std::string out = lin.coordinates + "\n" + lin.rule + "\n";
-  char buf[400];
-  for (const Eigenvalue& e : lin.eigenvalues) {
-    std::snprintf(buf, sizeof buf, "  %+.16e %+.16ei  %-8s %s\n", e.s.real(), e.s.imag(), e.is_true ? "TRUE" : "spurious",
-                  e.why.c_str());
-    out += buf;
-  }
-  return out;
-}
+using testing::dump;
 
 std::unique_ptr<Linearizer> linearizer(const std::string& formulation, const Model& model) {
   const Formulation* f = Registry::instance().find(formulation);

@@ -28,12 +28,19 @@
 #include "recursive/spatial_tree.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/models.hpp"
+#include "support/tree_models.hpp"
 
 namespace mbs {
 namespace {
 
 using recursive::SpatialTree;
 using recursive::TreeWorkspace;
+using testing::box;
+using testing::ground;
+using testing::mixed_tree;
+using testing::on;
+using testing::point;
+using testing::rot;
 
 const Formulation& rec() { return *Registry::instance().find("recursive"); }
 
@@ -56,85 +63,6 @@ Model spatial_chain(int n, unsigned seed = 7) {
 }
 
 Model three_link_chain() { return spatial_chain(3); }
-
-RigidBody box(const std::string& name, double mass, const Eigen::Vector3d& edges, const Eigen::Vector3d& r0,
-              const Eigen::Matrix3d& R0, const Eigen::Vector3d& v0, const Eigen::Vector3d& w0) {
-  RigidBody b;
-  b.name = name;
-  b.mass = mass;
-  b.second_moments = mass / 12.0 * edges.cwiseProduct(edges);
-  b.r0 = r0;
-  b.v0 = v0;
-  b.R0 = R0;
-  b.omega0 = w0;
-  b.length_scale = edges.maxCoeff();
-  b.frame_centroid = Eigen::Vector3d::Zero();
-  b.frame_axes = Eigen::Matrix3d::Identity();
-  return b;
-}
-
-Anchor ground(const Eigen::Vector3d& at) {
-  Anchor a;
-  a.at = at;
-  return a;
-}
-// Anchor on body k at the world point x (t = 0).
-Anchor on(const Model& m, int k, const Eigen::Vector3d& x) {
-  Anchor a;
-  a.point = kNoPoint;
-  a.body = k;
-  a.at = m.bodies[k].R0.transpose() * (x - m.bodies[k].r0);
-  return a;
-}
-Anchor point(int p) {
-  Anchor a;
-  a.point = p;
-  return a;
-}
-
-// A tree of every joint type: ground -revolute- B1 -spherical- B2 -prismatic- B3 -rod- P, a box
-// B4 welded to B1, and a free point F. (Initial velocities need not satisfy the joints: the tree
-// takes their joint components.)
-Model mixed_tree(bool with_rod = true) {
-  Model m;
-  m.dim = 3;
-  m.basis = Eigen::Matrix3d::Identity();
-  m.gravity = Eigen::Vector3d(0, -9.81, 0);
-  const Eigen::Matrix3d R2 = Eigen::AngleAxisd(0.7, Eigen::Vector3d(1, 2, 3).normalized()).toRotationMatrix();
-  const Eigen::Matrix3d R3 = Eigen::AngleAxisd(-0.4, Eigen::Vector3d(0, 1, 1).normalized()).toRotationMatrix();
-  m.bodies.push_back(box("B1", 1.0, {0.1, 0.6, 0.1}, {0, -0.3, 0}, Eigen::Matrix3d::Identity(), {0, 0, 0}, {0.5, 0, 0.15}));
-  m.bodies.push_back(box("B2", 0.5, {0.2, 0.2, 0.4}, {0.1, -0.8, 0.15}, R2, {0.3, 0, 0}, {0.3, -0.5, 0.8}));
-  m.bodies.push_back(box("B3", 0.3, {0.1, 0.3, 0.1}, {0.3, -1.0, 0.2}, R2, {0, 0, 0}, {0, 0, 0}));
-  m.bodies.push_back(box("B4", 0.2, {0.2, 0.1, 0.1}, {0.15, -0.2, 0.0}, R3, {0, 0, 0}, {0, 0, 0}));
-  m.points.push_back({"P", 0.4, Eigen::Vector3d(0.6, -1.5, 0.1), Eigen::Vector3d(0.2, 0.1, -0.3)});
-  m.points.push_back({"F", 0.1, Eigen::Vector3d(1.0, 1.0, 1.0), Eigen::Vector3d(0.5, 2.0, 0.0)});
-  auto rj = std::make_shared<RevoluteJoint>();
-  rj->name = "hinge";
-  rj->a = ground({0, 0, 0});
-  rj->b = on(m, 0, {0, 0, 0});
-  rj->axis = Eigen::Vector3d(1, 0, 0.3).normalized();
-  auto sj = std::make_shared<SphericalJoint>();
-  sj->name = "ball";
-  sj->a = on(m, 0, {0, -0.6, 0});
-  sj->b = on(m, 1, {0, -0.6, 0});
-  auto pj = std::make_shared<PrismaticJoint>();
-  pj->name = "slider";
-  pj->a = on(m, 1, {0.2, -0.9, 0.2});
-  pj->b = on(m, 2, {0.3, -1.0, 0.2});
-  pj->axis = Eigen::Vector3d(0.1, -0.1, 0.0).normalized();
-  auto fj = std::make_shared<FixedJoint>();
-  fj->name = "weld";
-  fj->a = on(m, 0, {0.1, -0.2, 0});
-  fj->b = on(m, 3, {0.1, -0.2, 0});
-  auto rod = std::make_shared<Rod>();
-  rod->name = "rod";
-  rod->a = on(m, 2, {0.3, -1.1, 0.2});
-  rod->b = point(0);
-  rod->length = (Eigen::Vector3d(0.6, -1.5, 0.1) - Eigen::Vector3d(0.3, -1.1, 0.2)).norm();
-  m.elements = {rj, sj, pj, fj};
-  if (with_rod) m.elements.push_back(rod);
-  return m;
-}
 
 // A planar chain of n point masses (a planar model: every rod a pin about z), at rest.
 Model planar_chain(int n, unsigned seed = 11) {
@@ -163,9 +91,6 @@ Model tilted_planar_tree() {
   m.gravity = Eigen::Vector3d(0.5, -9.81, 1.0);
   const Eigen::Vector3d n = Eigen::Vector3d(0.3, -0.2, 1.0).normalized();
   const Eigen::Vector3d t = n.unitOrthogonal();
-  auto rot = [](double angle, const Eigen::Vector3d& axis) {
-    return Eigen::AngleAxisd(angle, axis.normalized()).toRotationMatrix();
-  };
   m.bodies.push_back(box("B1", 1.0, {0.1, 0.6, 0.1}, {0.1, -0.3, 0.05}, rot(0.3, {1, 1, 0}), {0, 0, 0}, {0, 0, 0}));
   m.bodies.push_back(box("B2", 0.5, {0.2, 0.2, 0.4}, {0.2, -0.8, 0.3}, rot(0.7, {1, 2, 3}), {0, 0, 0}, {0, 0, 0}));
   m.bodies.push_back(box("B3", 0.3, {0.1, 0.3, 0.1}, {0.4, -1.0, 0.2}, rot(-0.4, {0, 1, 1}), {0, 0, 0}, {0, 0, 0}));

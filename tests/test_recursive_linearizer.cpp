@@ -34,13 +34,25 @@
 #include "recursive/spatial_tree.hpp"
 #include "run/linearization_case.hpp"
 #include "support/alloc_counter.hpp"
+#include "support/linearization_text.hpp"
 #include "support/models.hpp"
+#include "support/tree_models.hpp"
 
 namespace mbs {
 namespace {
 
 using recursive::SpatialTree;
 using recursive::TreeWorkspace;
+using testing::ground;
+using testing::on;
+using testing::point;
+using testing::rot;
+// Every joint type, off any equilibrium: the mixed tree at rest, gravity off the vertical.
+Model mixed_tree() { return testing::mixed_tree(true, true, Eigen::Vector3d(0.3, -9.81, 0.2)); }
+RigidBody box(const std::string& name, double mass, const Eigen::Vector3d& edges, const Eigen::Vector3d& r0,
+              const Eigen::Matrix3d& R0) {
+  return testing::box(name, mass, edges, r0, R0, Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero());
+}
 
 constexpr double kG = 9.81;
 
@@ -52,16 +64,7 @@ std::unique_ptr<Linearizer> linearizer(const std::string& formulation, const Mod
   return f->create_linearizer(model);
 }
 
-std::string dump(const Linearization& lin) {
-  std::string out = lin.coordinates + "\n" + lin.rule + "\n";
-  char buf[400];
-  for (const Eigenvalue& e : lin.eigenvalues) {
-    std::snprintf(buf, sizeof buf, "  %+.16e %+.16ei  %-8s %s\n", e.s.real(), e.s.imag(), e.is_true ? "TRUE" : "spurious",
-                  e.why.c_str());
-    out += buf;
-  }
-  return out;
-}
+using testing::dump;
 
 // s^2 of every true eigenvalue, ascending. Undamped joint coordinates give s on the axes, s^2 real
 // (checked when `on_axes`); other formulations' s may carry rounding or a penalty's damping off them.
@@ -90,42 +93,7 @@ double relative_gap(const std::vector<double>& a, const std::vector<double>& b) 
   return scale > 0.0 ? gap / scale : gap;
 }
 
-// --- Model builders (as tests/test_recursive.cpp's) ------------------------------------------------
-
-RigidBody box(const std::string& name, double mass, const Eigen::Vector3d& edges, const Eigen::Vector3d& r0,
-              const Eigen::Matrix3d& R0) {
-  RigidBody b;
-  b.name = name;
-  b.mass = mass;
-  b.second_moments = mass / 12.0 * edges.cwiseProduct(edges);
-  b.r0 = r0;
-  b.v0 = Eigen::Vector3d::Zero();
-  b.R0 = R0;
-  b.length_scale = edges.maxCoeff();
-  b.frame_centroid = Eigen::Vector3d::Zero();
-  b.frame_axes = Eigen::Matrix3d::Identity();
-  return b;
-}
-Anchor ground(const Eigen::Vector3d& at) {
-  Anchor a;
-  a.at = at;
-  return a;
-}
-Anchor on(const Model& m, int k, const Eigen::Vector3d& x) {  // on body k at the world point x (t = 0)
-  Anchor a;
-  a.point = kNoPoint;
-  a.body = k;
-  a.at = m.bodies[k].R0.transpose() * (x - m.bodies[k].r0);
-  return a;
-}
-Anchor point(int p) {
-  Anchor a;
-  a.point = p;
-  return a;
-}
-Eigen::Matrix3d rot(double angle, const Eigen::Vector3d& axis) {
-  return Eigen::AngleAxisd(angle, axis.normalized()).toRotationMatrix();
-}
+// --- Model builders (box, anchors, rot, mixed_tree: tests/support/tree_models.hpp) ---------------
 
 // Spatial chain at an equilibrium that is not a straight line: ground -ball- A -hinge- B -rod- C,
 // gravity -z. B's centroid and the rod hang 0.3 m off the hinge's origin along x, the hinge axis is
@@ -198,47 +166,6 @@ Model slider_tree() {
   return m;
 }
 
-// Every joint type, off any equilibrium: ground -hinge- B1 -ball- B2 -slider- B3 -rod- P, a box B4
-// welded to B1, a free point F (tests/test_recursive.cpp's mixed tree, at rest).
-Model mixed_tree() {
-  Model m;
-  m.dim = 3;
-  m.basis = Eigen::Matrix3d::Identity();
-  m.gravity = Eigen::Vector3d(0.3, -9.81, 0.2);
-  m.bodies.push_back(box("B1", 1.0, {0.1, 0.6, 0.1}, {0, -0.3, 0}, Eigen::Matrix3d::Identity()));
-  m.bodies.push_back(box("B2", 0.5, {0.2, 0.2, 0.4}, {0.1, -0.8, 0.15}, rot(0.7, {1, 2, 3})));
-  m.bodies.push_back(box("B3", 0.3, {0.1, 0.3, 0.1}, {0.3, -1.0, 0.2}, rot(0.7, {1, 2, 3})));
-  m.bodies.push_back(box("B4", 0.2, {0.2, 0.1, 0.1}, {0.15, -0.2, 0.0}, rot(-0.4, {0, 1, 1})));
-  m.points.push_back({"P", 0.4, Eigen::Vector3d(0.6, -1.5, 0.1), Eigen::VectorXd::Zero(3)});
-  m.points.push_back({"F", 0.1, Eigen::Vector3d(1.0, 1.0, 1.0), Eigen::VectorXd::Zero(3)});
-  auto rj = std::make_shared<RevoluteJoint>();
-  rj->name = "hinge";
-  rj->a = ground({0, 0, 0});
-  rj->b = on(m, 0, {0, 0, 0});
-  rj->axis = Eigen::Vector3d(1, 0, 0.3).normalized();
-  auto sj = std::make_shared<SphericalJoint>();
-  sj->name = "ball";
-  sj->a = on(m, 0, {0, -0.6, 0});
-  sj->b = on(m, 1, {0, -0.6, 0});
-  auto pj = std::make_shared<PrismaticJoint>();
-  pj->name = "slider";
-  pj->a = on(m, 1, {0.2, -0.9, 0.2});
-  pj->b = on(m, 2, {0.3, -1.0, 0.2});
-  pj->axis = Eigen::Vector3d(0.1, -0.1, 0.0).normalized();
-  auto fj = std::make_shared<FixedJoint>();
-  fj->name = "weld";
-  fj->a = on(m, 0, {0.1, -0.2, 0});
-  fj->b = on(m, 3, {0.1, -0.2, 0});
-  auto rod = std::make_shared<Rod>();
-  rod->name = "rod";
-  rod->a = on(m, 2, {0.3, -1.1, 0.2});
-  rod->b = point(0);
-  rod->length = (Eigen::Vector3d(0.6, -1.5, 0.1) - Eigen::Vector3d(0.3, -1.1, 0.2)).norm();
-  m.elements = {rj, sj, pj, fj, rod};
-  return m;
-}
-
-// A chain of point masses hanging straight down (-y) from the origin.
 Model hanging_chain(int dim, const std::vector<double>& masses, const std::vector<double>& lengths) {
   std::vector<testing::ChainLink> links;
   double y = 0.0;
