@@ -40,7 +40,8 @@
 // to planar motions, and the joint-space dynamics depend only on each inertia projected onto them,
 // P^T I P (3 x 3). build_spatial_tree detects this from the geometry and aba() then runs on 3-vectors
 // and 3 x 3 articulated inertias (aba_planar), in frames at the joints with the plane's axes (so the
-// recursions carry translations only); everything else, and CRBA, keeps the spatial path.
+// recursions carry translations only); when every joint is a pin, on scalars (aba_planar_pins,
+// PinBody); everything else, and CRBA, keeps the spatial path.
 #pragma once
 
 #include <Eigen/Dense>
