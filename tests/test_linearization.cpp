@@ -51,19 +51,7 @@ namespace {
 
 constexpr double kG = 9.81;
 
-// 3D pendulum of the spec: m = 1 kg at (0, 0, -1), rod of 1 m from a ground pivot at the origin,
-// gravity along -z (the specs' clarification).
-Model pendulum_3d(Eigen::Vector3d r = Eigen::Vector3d(0, 0, -1), bool duplicate_rod = false) {
-  Model m;
-  m.name = "3D pendulum";
-  m.dim = 3;
-  m.basis = Eigen::Matrix3d::Identity();
-  m.gravity = Eigen::Vector3d(0, 0, -kG);
-  m.points.push_back({"P", 1.0, r, Eigen::VectorXd::Zero(3)});
-  m.elements.push_back(std::make_shared<Rod>("OP", kGround, 0, Eigen::VectorXd::Zero(3), 1.0));
-  if (duplicate_rod) m.elements.push_back(std::make_shared<Rod>("OP2", kGround, 0, Eigen::VectorXd::Zero(3), 1.0));
-  return m;
-}
+using testing::pendulum_3d;
 
 // Planar pendulum in the x-y plane, gravity -y, hanging.
 Model pendulum_2d() { return testing::chain_model(2, {{1.0, Eigen::Vector3d(0, -1, 0)}}); }

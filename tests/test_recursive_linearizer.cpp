@@ -396,16 +396,7 @@ TEST(RecursiveLinearizer, StiffnessIsTheHessianOfThePotentialAnywhere) {
 
 // --- Failures, repeatability, allocation -----------------------------------------------------------
 
-Model pendulum_3d(const Eigen::Vector3d& r) {
-  Model m;
-  m.name = "3D pendulum";
-  m.dim = 3;
-  m.basis = Eigen::Matrix3d::Identity();
-  m.gravity = Eigen::Vector3d(0, 0, -kG);
-  m.points.push_back({"P", 1.0, r, Eigen::VectorXd::Zero(3)});
-  m.elements.push_back(std::make_shared<Rod>("OP", kGround, 0, Eigen::VectorXd::Zero(3), 1.0));
-  return m;
-}
+using testing::pendulum_3d;
 
 // Off the equilibrium by an angle a, |tau| / (|g| |W|) = sin a: 30 degrees and 1e-6 rad throw, 1e-10
 // rad (inside the 1e-8 tolerance) does not.

@@ -297,17 +297,11 @@ std::string build_spatial_tree(const Model& model, SpatialTree& tree) {
   // qd_scalar for 1 DOF, qd_vec for more), the body's indices; then the body joins the tree.
   auto commit = [&](TreeBody& tb, int node, double qd_scalar, const Vec3& qd_vec) {
     switch (tb.type) {
-      case JointType::kRevolute:
-        tb.nq = tb.nv = 1;
-        tb.S = MatS::Zero(6, 1);
-        tb.S.col(0).head<3>() = tb.axis;
-        q0.push_back(0.0);
-        v0.push_back(qd_scalar);
-        break;
+      case JointType::kRevolute:  // a rotation about the axis, or (prismatic) a translation along it
       case JointType::kPrismatic:
         tb.nq = tb.nv = 1;
         tb.S = MatS::Zero(6, 1);
-        tb.S.col(0).tail<3>() = tb.axis;
+        tb.S.col(0).segment<3>(tb.type == JointType::kRevolute ? 0 : 3) = tb.axis;
         q0.push_back(0.0);
         v0.push_back(qd_scalar);
         break;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,21 @@ inline Model four_bar() {
   Model m = chain_model(2, {{1.0, {0.3, 0.9, 0.0}}, {0.5, {1.6, 1.1, 0.0}}});
   const Eigen::Vector2d O2(2.0, 0.0);
   m.elements.push_back(std::make_shared<Rod>("rocker", kGround, 1, O2, (m.points[1].r0 - O2).norm()));
+  return m;
+}
+
+// The 3D pendulum of the IFToMM linearization problem: m = 1 kg at r (the spec's equilibrium
+// (0, 0, -1)), a rod of 1 m from a ground pivot at the origin, gravity 9.81 m/s^2 along -z (the
+// specs' clarification); duplicate_rod adds a second, redundant rod.
+inline Model pendulum_3d(const Eigen::Vector3d& r = Eigen::Vector3d(0, 0, -1), bool duplicate_rod = false) {
+  Model m;
+  m.name = "3D pendulum";
+  m.dim = 3;
+  m.basis = Eigen::Matrix3d::Identity();
+  m.gravity = Eigen::Vector3d(0, 0, -9.81);
+  m.points.push_back({"P", 1.0, r, Eigen::VectorXd::Zero(3)});
+  m.elements.push_back(std::make_shared<Rod>("OP", kGround, 0, Eigen::VectorXd::Zero(3), 1.0));
+  if (duplicate_rod) m.elements.push_back(std::make_shared<Rod>("OP2", kGround, 0, Eigen::VectorXd::Zero(3), 1.0));
   return m;
 }
 
