@@ -195,6 +195,7 @@ class EmbeddedRk {
 // its last k, instead of a chain of up to s - 1 dependent axpys started only then; each sum still
 // adds its terms in the order of j, so the results are the same to the bit. Only the nonzero
 // coefficients are kept (a third of DOP853's and Fehlberg's are zero), scaled by h once per step size.
+// Small fixed-size states (kSmall) take an unrolled step instead (unrolled_step), same sums, same bits.
 template <class Ode>
 class FixedButcherRk {
  public:
@@ -209,12 +210,25 @@ class FixedButcherRk {
       first_.push_back(static_cast<int>(a_.size()));
     }
     ha_.assign(a_.size(), 0.0);
+    if constexpr (kSmall) {
+      dense_.assign(static_cast<size_t>(s_) * (s_ + 1), 0.0);
+      for (int j = 0; j < s_; ++j) {
+        for (int i = j + 1; i < s_; ++i) dense_[j * (s_ + 1) + i] = table.A[i * s_ + j];
+        dense_[j * (s_ + 1) + s_] = table.b[j];
+      }
+      hdense_.assign(dense_.size(), 0.0);
+    }
   }
 
   void step(double t, double h, State& y, RunStats& stats) {
     if (h != h_) {  // a fixed step changes only for a last partial step or an event's sub-step
       h_ = h;
       for (size_t n = 0; n < a_.size(); ++n) ha_[n] = h * a_[n].a;
+      for (size_t n = 0; n < dense_.size(); ++n) hdense_[n] = h * dense_[n];
+    }
+    if constexpr (kSmall) {
+      if (s_ == 12) return unrolled_step<12>(t, h, y, stats);
+      if (s_ == 13) return unrolled_step<13>(t, h, y, stats);
     }
     for (int i = 0; i <= s_; ++i) arg_[i] = y;
     for (int j = 0; j < s_; ++j) {
@@ -226,6 +240,30 @@ class FixedButcherRk {
   }
 
  private:
+  static constexpr bool kSmall = State::SizeAtCompileTime != Eigen::Dynamic && State::SizeAtCompileTime <= 8;
+
+  // The step for S stages unrolled at compile time, on the dense table (its zeros too: adding 0 k
+  // changes no bit of a finite sum): the stage arguments and each k are locals, which the compiler
+  // keeps in registers or passes whole, where a member k written element by element by the
+  // right-hand side and read back as one vector stalls store-to-load forwarding at every stage.
+  // Measured in docs/formulations.md (Method notes).
+  template <int S>
+  EIGEN_ALWAYS_INLINE void unrolled_step(double t, double h, State& y, RunStats& stats) {
+    State arg[S + 1];
+#pragma GCC unroll 16
+    for (int i = 0; i <= S; ++i) arg[i] = y;
+#pragma GCC unroll 16
+    for (int j = 0; j < S; ++j) {
+      State k;
+      ode_.rhs(t + c_[j] * h, arg[j], k);
+      const double* col = &hdense_[j * (S + 1)];
+#pragma GCC unroll 16
+      for (int i = j + 1; i <= S; ++i) arg[i] += col[i] * k;
+    }
+    y = arg[S];
+    stats.rhs_evals += S;
+  }
+
   struct Coefficient {
     int i;  // the stage whose argument the term enters (s_: the new y, with weight b_j)
     double a;
@@ -233,6 +271,7 @@ class FixedButcherRk {
   Ode& ode_;
   int s_;
   std::vector<double> c_, ha_;
+  std::vector<double> dense_, hdense_;  // kSmall: column j (s_ + 1 entries) holds a_ij for i > j, then b_j
   std::vector<Coefficient> a_;  // nonzero a_ij, then b_j, by the stage j that produces k_j (first_[j] .. first_[j + 1])
   std::vector<int> first_;
   State k_;

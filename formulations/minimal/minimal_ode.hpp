@@ -60,7 +60,9 @@ class MinimalOde {
 
   int size() const { return 2 * n_; }
 
-  void rhs(double /*t*/, const State& y, State& dydt) {
+  // Always inlined: into FixedButcherRk's unrolled step the right-hand side's locals then stay
+  // in registers (docs/formulations.md, Method notes).
+  EIGEN_ALWAYS_INLINE void rhs(double /*t*/, const State& y, State& dydt) {
     // Fixed sizes: the work arrays live on the stack, in registers; dynamic: preallocated members.
     if constexpr (kFixed) {
       Work w;
@@ -156,6 +158,17 @@ class MinimalOde {
   // kinematics() for the fixed sizes (planar rods): the loop over the N links unrolls with every
   // offset a constant of rods_; the same arithmetic as the generic loop below.
   EIGEN_ALWAYS_INLINE void fixed_kinematics(const State& y, Work& w) const {
+    if constexpr (N == 1) {  // one rod from the ground, its point the only one: no offset to look up,
+      // R assigned whole (an element-wise += on R, read back as a vector, stalls store forwarding)
+      const FixedRod& l = rods_[0];
+      const double th = y[0], om = y[1];
+      const double co = std::cos(th), si = std::sin(th);
+      const Eigen::Vector2d e = co * l.Ld + si * l.Ls;
+      w.r = l.anchor + e;
+      w.c = -(om * om) * e;
+      w.R = co * l.Ls - si * l.Ld;
+      return;
+    }
     w.R.setZero();
     for (int i = 0; i < (kFixed ? N : 0); ++i) {
       const FixedRod& l = rods_[i];
