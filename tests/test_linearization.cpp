@@ -511,6 +511,37 @@ TEST(Linearization, SmallSizePathAgreesWithGeneric) {
   EXPECT_EQ(compared, 23);
 }
 
+// Absent directions that are coordinates (exact zero rows and columns: deflated by selecting the
+// others) and the same pencil in rotated coordinates y = Q y' (found by the SVD of [M; K]): the same
+// two absent directions and the same spectrum, +-i sqrt(g (2 +- sqrt 2)) of the planar double
+// pendulum in absolute angles (M = [2 1; 1 1], K = g [2 0; 0 1]).
+TEST(Linearization, AbsentDirectionsAsCoordinatesOrRotated) {
+  const Eigen::MatrixXd Q = Eigen::HouseholderQR<Eigen::MatrixXd>(
+                                (Eigen::MatrixXd(4, 4) << 4, 1, -2, 0.5, 1, 3, 0, -1, 0.2, 1, 5, 2, -1, 0.3, 1, 6).finished())
+                                .householderQ();
+  std::vector<std::complex<double>> want;
+  for (const double r : {2.0 - std::sqrt(2.0), 2.0 + std::sqrt(2.0)})
+    want.insert(want.end(), {std::complex<double>(0.0, -std::sqrt(kG * r)), std::complex<double>(0.0, std::sqrt(kG * r))});
+  for (const bool rotated : {false, true}) {
+    SCOPED_TRACE(rotated ? "rotated" : "coordinates");
+    LinearModes modes(4, 0, 3, 0, false);
+    modes.M(0, 0) = 2.0, modes.M(0, 2) = modes.M(2, 0) = 1.0, modes.M(2, 2) = 1.0;
+    modes.K(0, 0) = 2.0 * kG, modes.K(2, 2) = kG;
+    modes.R << 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0;
+    if (rotated) {
+      modes.M = (Q.transpose() * modes.M * Q).eval();
+      modes.K = (Q.transpose() * modes.K * Q).eval();
+      modes.R = (modes.R * Q).eval();
+    }
+    Linearization lin;
+    modes.prepare(lin.eigenvalues);
+    modes.compute(lin.eigenvalues);
+    EXPECT_EQ(modes.absent_directions(), 2);
+    const Match m = match(true_eigenvalues(lin), want);
+    EXPECT_LE(m.max_relative, 1e-12) << dump(lin);
+  }
+}
+
 // A pendulum balanced upright: the rod in compression (lambda0 < 0), K_geo negative, s = +-sqrt(g/l)
 // real, once per horizontal direction: the manifold path's lambda < 0 branch, judged true.
 TEST(Linearization, InvertedPendulumIsUnstable) {

@@ -247,8 +247,8 @@ struct LinearModes::Work {
   using Sym = Eigen::SelfAdjointEigenSolver<Mat>;
 
   Work(int n, int m, int nq, int nc, bool damped)
-      : ldlt(n), W((damped ? 3 : 2) * n + m, n), svd(W.rows(), n, Eigen::ComputeFullV), dqr(nq), dqi(nq), cr(nc),
-        ci(nc) {}
+      : ldlt(n), W((damped ? 3 : 2) * n + m, n), svd(W.rows(), n, Eigen::ComputeFullV), kept(n), dqr(nq), dqi(nq),
+        cr(nc), ci(nc) {}
 
   // The inputs as these types (small systems only; the generic path reads LinearModes' own).
   Mat Mi, Ki, Ci, Gi;
@@ -262,6 +262,10 @@ struct LinearModes::Work {
   Eigen::LDLT<Mat> ldlt;
   MatW W;
   Eigen::JacobiSVD<MatW> svd;
+  // Or, when every absent direction is a coordinate of y (exact zero rows and columns), the
+  // coordinates kept: Y is then their selection, no SVD.
+  Eigen::Matrix<int, Eigen::Dynamic, 1, 0, N, 1> kept;
+  bool by_coordinates = false;
   int nr = -1;
   Mat Y, Mr, Cr, Kr, Gr, tmp;
   MatQN Rr;
@@ -423,14 +427,37 @@ std::string LinearModes::rule() const {
 
 // Directions of y absent from the equations (M v = C v = K v = 0, G v = 0): their number; the
 // orthonormal complement is then the leading right singular vectors of W = [M; K; C; G] (each
-// block at unit norm).
+// block at unit norm), or, when the absent directions are coordinates of y with exactly zero rows
+// and columns and M is positive definite on the rest, the selection of the other coordinates
+// (w.by_coordinates, w.kept): the same subspace without the SVD, which was a fifth of a small
+// linearization's time (docs/formulations.md, Method notes).
 template <int N>
 int LinearModes::find_absent_directions(Work<N>& w, const typename Work<N>::Mat& M, const typename Work<N>::Mat& K,
                                         const typename Work<N>::Mat* C, const typename Work<N>::Mat& G) {
-  w.ldlt.compute(M);
-  const auto& d = w.ldlt.vectorD();
-  const double d_max = d.cwiseAbs().maxCoeff();
-  if (w.ldlt.info() == Eigen::Success && d.minCoeff() > rule_.absent * d_max) return 0;  // M positive definite
+  w.by_coordinates = false;
+  auto positive_definite = [&] {
+    const auto& d = w.ldlt.vectorD();
+    return w.ldlt.info() == Eigen::Success && d.minCoeff() > rule_.absent * d.cwiseAbs().maxCoeff();
+  };
+  // Exactly absent coordinates first (joint angles' azimuth phi of a rod along gravity: its rows and
+  // columns are zeros): if M is positive definite on the others, they are all the absent directions.
+  int nk = 0;
+  for (int j = 0; j < n_; ++j) {
+    const bool zero = M.col(j).isZero(0.0) && M.row(j).isZero(0.0) && K.col(j).isZero(0.0) && K.row(j).isZero(0.0) &&
+                      (C == nullptr || (C->col(j).isZero(0.0) && C->row(j).isZero(0.0))) && G.col(j).isZero(0.0);
+    if (!zero) w.kept[nk++] = j;
+  }
+  if (nk == n_) {
+    w.ldlt.compute(M);
+    if (positive_definite()) return 0;
+  } else if (nk > 0) {
+    const auto sel = w.kept.head(nk);
+    w.ldlt.compute(M(sel, sel));
+    if (positive_definite()) {
+      w.by_coordinates = true;
+      return n_ - nk;
+    }
+  }
   auto unit = [](const typename Work<N>::Mat& X) {
     const double x = X.norm();
     return x > 0.0 ? 1.0 / x : 0.0;
@@ -467,7 +494,18 @@ bool LinearModes::reduce(Work<N>& w, const typename Work<N>::Mat& M, const typen
   const int nr = n_ - absent_;
   size_work(w, nr);
   w.Mu = &M, w.Ku = &K, w.Cu = C, w.Gu = &G, w.Ru = &R;
-  if (absent_ > 0) {
+  if (absent_ > 0 && w.by_coordinates) {  // Y selects the coordinates kept
+    const auto sel = w.kept.head(nr);
+    w.Mr = M(sel, sel);
+    w.Kr = K(sel, sel);
+    if (C != nullptr) {
+      w.Cr = (*C)(sel, sel);
+      w.Cu = &w.Cr;
+    }
+    w.Gr = G(Eigen::all, sel);
+    w.Rr = R(Eigen::all, sel);
+    w.Mu = &w.Mr, w.Ku = &w.Kr, w.Gu = &w.Gr, w.Ru = &w.Rr;
+  } else if (absent_ > 0) {
     w.Y = w.svd.matrixV().leftCols(nr);
     w.tmp.noalias() = M * w.Y;
     w.Mr.noalias() = w.Y.transpose() * w.tmp;
@@ -639,18 +677,20 @@ bool LinearModes::manifold_modes(Work<N>& w, const typename Work<N>::MatQQ& Phi)
   }
   const double r_norm = Ru.norm();
   // 3. S_K = L^-1 K_t L^-T (and S_C): w = L^T u turns M_t into I.
-  // Triangular solves with L: a column at a time for small systems (Eigen's blocked solver for
-  // a matrix right-hand side costs more in setup than the solve at these sizes).
-  auto solve_l = [&w](Mat& S) {
+  // Triangular solves with L or L^T (tri): a column at a time for small systems (Eigen's blocked
+  // solver for a matrix right-hand side costs more in setup than the solve at these sizes).
+  auto solve = [](const auto& tri, Mat& S) {
     if constexpr (N == Eigen::Dynamic) {
-      w.mllt.matrixL().solveInPlace(S);
+      tri.solveInPlace(S);
     } else {
       for (int j = 0; j < S.cols(); ++j) {
         auto col = S.col(j);
-        w.mllt.matrixL().solveInPlace(col);
+        tri.solveInPlace(col);
       }
     }
   };
+  auto solve_l = [&](Mat& S) { solve(w.mllt.matrixL(), S); };
+  auto solve_lt = [&](Mat& S) { solve(w.mllt.matrixU(), S); };
   auto congruence = [&solve_l, p](const Mat& X, Mat& S) {
     S = X;
     if (p == 0) return;
@@ -675,9 +715,9 @@ bool LinearModes::manifold_modes(Work<N>& w, const typename Work<N>::MatQQ& Phi)
       w.sym->computeFromTridiagonal(w.diag, w.subdiag, Eigen::ComputeEigenvectors);
       if (w.sym->info() != Eigen::Success)
         throw SolverError("linearization: the symmetric eigensolver did not converge");
-      w.X.noalias() = w.Qs * w.sym->eigenvectors();
+      product(w.X, w.Qs, w.sym->eigenvectors());
       w.U = w.X;
-      w.mllt.matrixU().solveInPlace(w.U);  // L^-T X
+      solve_lt(w.U);  // L^-T X
       if (m_ > 0) w.TU.noalias() = w.T * w.U;
     }
     const Mat& Y = m_ > 0 ? w.TU : w.U;
@@ -718,7 +758,7 @@ bool LinearModes::manifold_modes(Work<N>& w, const typename Work<N>::MatQQ& Phi)
         if (w.es.info() != Eigen::Success) throw SolverError("linearization: the companion eigensolver did not converge");
       }
       w.U.setIdentity();
-      w.mllt.matrixU().solveInPlace(w.U);  // L^-T
+      solve_lt(w.U);  // L^-T
       if (m_ > 0) w.TU.noalias() = w.T * w.U;
     }
     auto alpha = [&w](int i) -> cd {

@@ -192,10 +192,10 @@ class MinimalLinearizer final : public Linearizer {
         q0_(model.initial_q()),
         m_(model.mass_diagonal()),
         Q_(nat_.Q()),
-        R_(nq_, n_),
+        R_(modes_.R),
         MR_(nq_, n_),
-        M_e_(n_, n_),
-        K_e_(n_, n_),
+        M_e_(modes_.M),
+        K_e_(modes_.K),
         f_(n_),
         load_(3, static_cast<int>(model.points.size())),
         geo_(tree_.links.size()) {
@@ -220,9 +220,6 @@ class MinimalLinearizer final : public Linearizer {
     M_e_.noalias() = R_.transpose().lazyProduct(MR_);
     stiffness();
 
-    modes_.M = M_e_;
-    modes_.K = K_e_;
-    modes_.R = R_;
     nat_.Phi_q(q0_, modes_.Phi_q);
     modes_.compute(lin_.eigenvalues);
     lin_.terms[0].second = M_e_;
@@ -306,7 +303,8 @@ class MinimalLinearizer final : public Linearizer {
   int n_, nq_, dim_;
   LinearModes modes_;
   Eigen::VectorXd q0_, m_, Q_;
-  Eigen::MatrixXd R_, MR_, M_e_, K_e_;
+  // R, M_e, K_e are the eigen-analysis' inputs themselves, written in place.
+  Eigen::MatrixXd &R_, MR_, &M_e_, &K_e_;
   Eigen::VectorXd f_;
   Eigen::Matrix3Xd load_;
   std::vector<Geometry> geo_;
