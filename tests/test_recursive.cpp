@@ -80,6 +80,25 @@ Model planar_chain(int n, unsigned seed = 11) {
   return testing::chain_model(2, links);
 }
 
+// A planar tree of point masses on rods that branches (A holds B and D, B holds C and E) and has a
+// second root (F on its own ground pivot), in motion: the pin path's bodies whose parent is not the
+// body just before them.
+Model planar_branched_points() {
+  Model m = planar_chain(3, 5);
+  auto add = [&m](const std::string& name, int parent, const Eigen::Vector2d& r, const Eigen::Vector2d& v) {
+    const int p = static_cast<int>(m.points.size());
+    m.points.push_back({name, 0.4 + 0.1 * p, r, v});
+    const Eigen::Vector2d base = parent == kGround ? Eigen::Vector2d(0.3, 0.1) : Eigen::Vector2d(m.points[parent].r0);
+    m.elements.push_back(std::make_shared<Rod>("rod" + name, parent, p, parent == kGround ? base : Eigen::Vector2d::Zero(),
+                                               (r - base).norm()));
+  };
+  const Eigen::Vector2d A = m.points[0].r0, B = m.points[1].r0;  // each new point moves with its parent: rods keep length
+  add("D", 0, A + Eigen::Vector2d(0.3, -0.2), m.points[0].v0);
+  add("E", 1, B + Eigen::Vector2d(-0.2, -0.35), m.points[1].v0);
+  add("F", kGround, Eigen::Vector2d(0.7, -0.3), Eigen::Vector2d(0.2, 0.2));
+  return m;
+}
+
 // A spatial model that moves in a plane: rigid boxes in generic orientations on revolute joints
 // whose axes are +n or -n for a tilted n, a prismatic joint normal to n, a weld; joint origins off
 // the plane through the ground pivot and gravity with a component along n (neither moves anything
@@ -177,9 +196,10 @@ TEST(Recursive, VectorSinesAndCosinesAgreeWithLibm) {
 }
 
 // The planar path is chosen from the geometry alone, and it gives the spatial path's accelerations;
-// so does the pin path where every joint is a pin (the chains; the tilted tree has a prismatic joint).
+// so does the pin path where every joint is a pin (the chains and the branched tree of points; the
+// tilted tree has a prismatic joint).
 TEST(Recursive, PlanarPathAgreesWithTheSpatialPath) {
-  const std::vector<Model> models{planar_chain(3), planar_chain(40), tilted_planar_tree()};
+  const std::vector<Model> models{planar_chain(3), planar_chain(40), planar_branched_points(), tilted_planar_tree()};
   for (size_t k = 0; k < models.size(); ++k) {
     const Model& m = models[k];
     SpatialTree tree;
@@ -205,7 +225,7 @@ TEST(Recursive, PlanarPathAgreesWithTheSpatialPath) {
     std::printf("planar vs spatial ABA, %d DOF: max |dqdd| / max |qdd| = %.2e (pin path %.2e)\n", tree.nv, worst, worst_pins);
     EXPECT_LT(worst, 1e-12);
     EXPECT_LT(worst_pins, 1e-12);
-    EXPECT_EQ(tree.pins, k < 2) << "the chains are pins; the tilted tree has a slider and a weld";
+    EXPECT_EQ(tree.pins, k < 3) << "the chains and the tree of points are pins; the tilted tree has a slider and a weld";
   }
   for (const Model& m : {mixed_tree(), spatial_chain(3)}) {
     SpatialTree tree;

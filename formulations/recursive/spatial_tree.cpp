@@ -861,10 +861,17 @@ void aba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::Vect
   const int n = static_cast<int>(tree.pin_bodies.size());
   const PinBody* B = tree.pin_bodies.data();
   TreeWorkspace::Pin* W = ws.pins.data();
-  for (int i = 0; i < n; ++i) W[i].phi = (B[i].parent < 0 ? 0.0 : W[B[i].parent].phi) + B[i].sigma * q[B[i].q];
+  // Each forward loop takes the parent's values from registers where the parent is the body just
+  // before (a chain), as the backward pass below does.
+  double prev_phi = 0.0;
+  for (int i = 0; i < n; ++i) {
+    const int p = B[i].parent;
+    W[i].phi = prev_phi = (p < 0 ? 0.0 : p == i - 1 ? prev_phi : W[p].phi) + B[i].sigma * q[B[i].q];
+  }
   sin_cos_all(
       n, [W](int i) -> double& { return W[i].phi; }, [W](int i) -> double& { return W[i].si; },
       [W](int i) -> double& { return W[i].co; });
+  double pv0 = 0.0, pv1 = 0.0, pv2 = 0.0;  // the previous body's velocity
   for (int i = 0; i < n; ++i) {
     const PinBody& b = B[i];
     TreeWorkspace::Pin& w = W[i];
@@ -876,17 +883,18 @@ void aba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::Vect
       const TreeWorkspace::Pin& wp = W[b.parent];
       w.tx = -(wp.si * b.px + wp.co * b.py);
       w.ty = wp.co * b.px - wp.si * b.py;
-      v0 = wp.v0;
-      v1 = wp.v1 + v0 * w.tx;
-      v2 = wp.v2 + v0 * w.ty;
+      const bool chain = b.parent == i - 1;
+      v0 = chain ? pv0 : wp.v0;
+      v1 = (chain ? pv1 : wp.v1) + v0 * w.tx;
+      v2 = (chain ? pv2 : wp.v2) + v0 * w.ty;
     }
     const double wJ = b.sigma * qd[b.q];
     v0 += wJ;
     w.c1 = v2 * wJ;
     w.c2 = -v1 * wJ;
-    w.v0 = v0;
-    w.v1 = v1;
-    w.v2 = v2;
+    w.v0 = pv0 = v0;
+    w.v1 = pv1 = v1;
+    w.v2 = pv2 = v2;
     const double cx = w.co * b.cx - w.si * b.cy, cy = w.si * b.cx + w.co * b.cy;
     w.a = b.a;
     w.cx = cx;
@@ -907,36 +915,59 @@ void aba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::Vect
       W[i].p1 -= f[1];
       W[i].p2 -= f[2];
     }
+  // What a body passes to its parent. Where the parent is the body just before it (a chain), the
+  // next iteration takes it from these registers, not through the parent's record: a store and a
+  // load on the recursion's dependency chain at every body (docs/formulations.md, Method notes).
+  struct Passed {
+    double a = 0.0, cx = 0.0, cy = 0.0, b00 = 0.0, b01 = 0.0, b11 = 0.0, p0 = 0.0, p1 = 0.0, p2 = 0.0;
+  } up;
   for (int i = n - 1; i >= 0; --i) {
     const PinBody& b = B[i];
     TreeWorkspace::Pin& w = W[i];
-    const double Dinv = 1.0 / w.a;
+    const double A = w.a + up.a, cx = w.cx + up.cx, cy = w.cy + up.cy, p0 = w.p0 + up.p0;
+    const double Dinv = 1.0 / A;
+    w.a = A, w.cx = cx, w.cy = cy, w.p0 = p0;
     w.Dinv = Dinv;
-    if (b.parent < 0) continue;
+    if (b.parent < 0) {
+      up = Passed{};
+      continue;
+    }
     // No moment about n passes a pin: the parent gains the Schur complement's translation block.
-    const double kx = Dinv * w.cx, ky = Dinv * w.cy;
-    const double b00 = w.b00 - kx * w.cx, b01 = w.b01 - kx * w.cy, b11 = w.b11 - ky * w.cy;
-    const double f = Dinv * w.p0;
-    const double pa1 = w.p1 + b00 * w.c1 + b01 * w.c2 - f * w.cx, pa2 = w.p2 + b01 * w.c1 + b11 * w.c2 - f * w.cy;
-    TreeWorkspace::Pin& wp = W[b.parent];
+    const double kx = Dinv * cx, ky = Dinv * cy;
+    const double b00 = (w.b00 + up.b00) - kx * cx, b01 = (w.b01 + up.b01) - kx * cy, b11 = (w.b11 + up.b11) - ky * cy;
+    const double f = Dinv * p0;
+    const double pa1 = (w.p1 + up.p1) + b00 * w.c1 + b01 * w.c2 - f * cx;
+    const double pa2 = (w.p2 + up.p2) + b01 * w.c1 + b11 * w.c2 - f * cy;
     const double t0 = w.tx, t1 = w.ty;
     const double Btx = b00 * t0 + b01 * t1, Bty = b01 * t0 + b11 * t1;
-    wp.a += t0 * Btx + t1 * Bty;
-    wp.cx += Btx;
-    wp.cy += Bty;
-    wp.b00 += b00;
-    wp.b01 += b01;
-    wp.b11 += b11;
-    wp.p0 += t0 * pa1 + t1 * pa2;
-    wp.p1 += pa1;
-    wp.p2 += pa2;
+    const Passed give{t0 * Btx + t1 * Bty, Btx, Bty, b00, b01, b11, t0 * pa1 + t1 * pa2, pa1, pa2};
+    if (b.parent == i - 1) {
+      up = give;
+    } else {
+      TreeWorkspace::Pin& wp = W[b.parent];
+      wp.a += give.a;
+      wp.cx += give.cx;
+      wp.cy += give.cy;
+      wp.b00 += give.b00;
+      wp.b01 += give.b01;
+      wp.b11 += give.b11;
+      wp.p0 += give.p0;
+      wp.p1 += give.p1;
+      wp.p2 += give.p2;
+      up = Passed{};
+    }
   }
   const double g1 = -tree.gravity.dot(tree.e1), g2 = -tree.gravity.dot(tree.e2);
+  double prev0 = 0.0, prev1 = 0.0, prev2 = 0.0;  // the previous body's acceleration (chains, as above)
   for (int i = 0; i < n; ++i) {
     const PinBody& b = B[i];
     TreeWorkspace::Pin& w = W[i];
     double a0 = 0.0, a1 = g1, a2 = g2;
-    if (b.parent >= 0) {
+    if (b.parent >= 0 && b.parent == i - 1) {
+      a0 = prev0;
+      a1 = prev1;
+      a2 = prev2;
+    } else if (b.parent >= 0) {
       const TreeWorkspace::Pin& wp = W[b.parent];
       a0 = wp.a0;
       a1 = wp.a1;
@@ -947,9 +978,9 @@ void aba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::Vect
     // u - U.a with U = sigma IA e_0, u = -sigma pA_0.
     const double x = -b.sigma * w.Dinv * (w.p0 + w.a * a0 + w.cx * a1 + w.cy * a2);
     qdd[b.q] = x;
-    w.a0 = a0 + b.sigma * x;
-    w.a1 = a1;
-    w.a2 = a2;
+    w.a0 = prev0 = a0 + b.sigma * x;
+    w.a1 = prev1 = a1;
+    w.a2 = prev2 = a2;
   }
 }
 
