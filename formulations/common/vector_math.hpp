@@ -1,16 +1,25 @@
-// Sines and cosines of many independent angles, two at a time through glibc's vector math library
-// (libmvec's SSE2 variants, at most 4 ulp; tests/test_recursive.cpp bounds them against libm) where
-// the build found it (MBS_HAVE_LIBMVEC, x86-64), one at a time through libm otherwise. A loop of
-// sines and cosines off a recursion's dependency chain is bound by their throughput, which the
-// vector calls raise (docs/formulations.md has the measurement).
+// Sines and cosines of many independent angles through glibc's vector math library (libmvec, at
+// most 4 ulp; tests/test_recursive.cpp bounds them against libm) where the build found it
+// (MBS_HAVE_LIBMVEC, x86-64): four at a time (the AVX2 variants) where glibc reports AVX2 active,
+// two at a time (SSE2) otherwise; one at a time through libm without libmvec. A loop of sines and
+// cosines off a recursion's dependency chain is bound by their throughput, which the vector calls
+// raise (docs/formulations.md has the measurements). "Active" is glibc's own view of the CPU,
+// after its tunables: scripts/perf-check masks AVX2 there, so its instruction counts take the SSE2
+// calls on every machine.
 #pragma once
 
 #include <cmath>
 
 #if defined(MBS_HAVE_LIBMVEC) && defined(__x86_64__)
-#include <emmintrin.h>
+#include <immintrin.h>
+#include <sys/platform/x86.h>
 extern "C" __m128d _ZGVbN2v_sin(__m128d x);  // glibc's vector ABI names (bits/math-vector.h)
 extern "C" __m128d _ZGVbN2v_cos(__m128d x);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"  // the AVX2 variants are called from AVX2 code only
+extern "C" __m256d _ZGVdN4v_sin(__m256d x);
+extern "C" __m256d _ZGVdN4v_cos(__m256d x);
+#pragma GCC diagnostic pop
 #endif
 
 namespace mbs {
@@ -19,12 +28,38 @@ namespace mbs {
 // (one call each, where the vector path makes two) and costs fewer instructions.
 inline constexpr int kVectorSinCosFrom = 8;
 
+#if defined(MBS_HAVE_LIBMVEC) && defined(__x86_64__)
+namespace detail {
+inline bool avx2_active() {
+  static const bool active = CPU_FEATURE_ACTIVE(AVX2);
+  return active;
+}
+
+// Four angles a call from i on while four remain; returns where it stopped.
+template <class Phi, class Sin, class Cos>
+__attribute__((target("avx2"))) int sin_cos_by_four(int i, int n, Phi& phi, Sin& si, Cos& co) {
+  for (; i + 3 < n; i += 4) {
+    const __m256d x = _mm256_set_pd(phi(i + 3), phi(i + 2), phi(i + 1), phi(i));
+    alignas(32) double s[4], c[4];
+    _mm256_store_pd(s, _ZGVdN4v_sin(x));
+    _mm256_store_pd(c, _ZGVdN4v_cos(x));
+    for (int k = 0; k < 4; ++k) {
+      si(i + k) = s[k];
+      co(i + k) = c[k];
+    }
+  }
+  return i;
+}
+}  // namespace detail
+#endif
+
 // For i < n: si(i) = sin(phi(i)), co(i) = cos(phi(i)); phi, si, co are callables giving references
 // (the angles may live in an array of records).
 template <class Phi, class Sin, class Cos>
 inline void sin_cos_all(int n, Phi&& phi, Sin&& si, Cos&& co) {
   int i = 0;
 #if defined(MBS_HAVE_LIBMVEC) && defined(__x86_64__)
+  if (n >= kVectorSinCosFrom && detail::avx2_active()) i = detail::sin_cos_by_four(i, n, phi, si, co);
   for (; n >= kVectorSinCosFrom && i + 1 < n; i += 2) {
     const __m128d x = _mm_set_pd(phi(i + 1), phi(i));
     const __m128d s = _ZGVbN2v_sin(x), c = _ZGVbN2v_cos(x);

@@ -4,6 +4,10 @@
 
 #include <cmath>
 
+#if defined(__x86_64__) && __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h>
+#endif
+
 #include "common/vector_math.hpp"
 
 #include "elements/fixed.hpp"
@@ -852,9 +856,11 @@ void aba_spatial(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd
   aba_spatial_body(tree, q, qd, ws, qdd, f_ext);
 }
 
-void aba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
-                     const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd,
-                     const BodyForces* f_ext) {
+namespace {
+// The pin path's body; compiled twice below, with and without fused multiply-adds.
+inline __attribute__((always_inline)) void pins_body(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                                                    const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws,
+                                                    Eigen::Ref<Eigen::VectorXd> qdd, const BodyForces* f_ext) {
   // aba_planar's pin branches on plain scalars: one compact record per body, no Eigen object built
   // per body, the articulated inertia's six distinct entries, each body's own inertia turned as
   // [a (R c)^T; R c, m 1] (PinBody).
@@ -932,15 +938,24 @@ void aba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::Vect
       up = Passed{};
       continue;
     }
-    // No moment about n passes a pin: the parent gains the Schur complement's translation block.
-    const double kx = Dinv * cx, ky = Dinv * cy;
-    const double b00 = (w.b00 + up.b00) - kx * cx, b01 = (w.b01 + up.b01) - kx * cy, b11 = (w.b11 + up.b11) - ky * cy;
-    const double f = Dinv * p0;
-    const double pa1 = (w.p1 + up.p1) + b00 * w.c1 + b01 * w.c2 - f * cx;
-    const double pa2 = (w.p2 + up.p2) + b01 * w.c1 + b11 * w.c2 - f * cy;
-    const double t0 = w.tx, t1 = w.ty;
-    const double Btx = b00 * t0 + b01 * t1, Bty = b01 * t0 + b11 * t1;
-    const Passed give{t0 * Btx + t1 * Bty, Btx, Bty, b00, b01, b11, t0 * pa1 + t1 * pa2, pa1, pa2};
+    // No moment about n passes a pin: the parent gains the Schur complement's translation block
+    // B = b - c c^T / A and the bias p + B c_v - c p0 / A (c_v = (c1, c2)), passed through t. Written so
+    // that Dinv enters each sum last (B t = b t - c (t.c) / A, t^T B t = t^T b t - (t.c)^2 / A, ...):
+    // the recursion's dependency chain runs through Dinv, the other products are ready before it.
+    const double t0 = w.tx, t1 = w.ty, c1 = w.c1, c2 = w.c2;
+    const double b00t = w.b00 + up.b00, b01t = w.b01 + up.b01, b11t = w.b11 + up.b11;
+    const double tc = t0 * cx + t1 * cy, cc = p0 + cx * c1 + cy * c2;
+    const double btx = b00t * t0 + b01t * t1, bty = b01t * t0 + b11t * t1;
+    const double q1 = (w.p1 + up.p1) + b00t * c1 + b01t * c2, q2 = (w.p2 + up.p2) + b01t * c1 + b11t * c2;
+    const Passed give{(t0 * btx + t1 * bty) - (tc * tc) * Dinv,
+                      btx - (cx * tc) * Dinv,
+                      bty - (cy * tc) * Dinv,
+                      b00t - (cx * cx) * Dinv,
+                      b01t - (cx * cy) * Dinv,
+                      b11t - (cy * cy) * Dinv,
+                      (t0 * q1 + t1 * q2) - (tc * cc) * Dinv,
+                      q1 - (cx * cc) * Dinv,
+                      q2 - (cy * cc) * Dinv};
     if (b.parent == i - 1) {
       up = give;
     } else {
@@ -973,15 +988,49 @@ void aba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::Vect
       a1 = wp.a1;
       a2 = wp.a2;
     }
-    a1 += a0 * w.tx + w.c1;
-    a2 += a0 * w.ty + w.c2;
-    // u - U.a with U = sigma IA e_0, u = -sigma pA_0.
-    const double x = -b.sigma * w.Dinv * (w.p0 + w.a * a0 + w.cx * a1 + w.cy * a2);
+    // x = u - U.a with U = sigma IA e_0, u = -sigma pA_0, a = (a0, a1 + a0 t0, a2 + a0 t1) + c, i.e.
+    // -sigma Dinv (K + L a0); the body's a0 + sigma x = -Dinv (K + M a0), M = L - A: the chain's
+    // a0 enters last.
+    const double K = w.p0 + w.cx * (a1 + w.c1) + w.cy * (a2 + w.c2), M = w.cx * w.tx + w.cy * w.ty;
+    const double x = -b.sigma * w.Dinv * (K + (w.a + M) * a0);
     qdd[b.q] = x;
-    w.a0 = prev0 = a0 + b.sigma * x;
-    w.a1 = prev1 = a1;
-    w.a2 = prev2 = a2;
+    w.a0 = prev0 = -w.Dinv * (K + M * a0);
+    w.a1 = prev1 = (a1 + w.c1) + a0 * w.tx;
+    w.a2 = prev2 = (a2 + w.c2) + a0 * w.ty;
   }
+}
+
+void pins_plain(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd,
+                const BodyForces* f_ext) {
+  pins_body(tree, q, qd, ws, qdd, f_ext);
+}
+
+#if defined(__x86_64__) && __has_include(<sys/platform/x86.h>)
+// With FMA: the recursions are chains of multiply-adds, each a dependency step (docs/formulations.md).
+// Taken where glibc reports FMA active, after its tunables: scripts/perf-check masks FMA there, so
+// its instruction counts take pins_plain on every machine.
+__attribute__((target("fma"))) void pins_fma(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                                             const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws,
+                                             Eigen::Ref<Eigen::VectorXd> qdd, const BodyForces* f_ext) {
+  pins_body(tree, q, qd, ws, qdd, f_ext);
+}
+
+bool fma_active() {
+  static const bool active = CPU_FEATURE_ACTIVE(FMA);
+  return active;
+}
+#else
+bool fma_active() { return false; }
+#define pins_fma pins_plain
+#endif
+}  // namespace
+
+void aba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                     const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd,
+                     const BodyForces* f_ext) {
+  if (fma_active()) pins_fma(tree, q, qd, ws, qdd, f_ext);
+  else pins_plain(tree, q, qd, ws, qdd, f_ext);
 }
 
 void aba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
