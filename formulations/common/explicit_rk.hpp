@@ -72,6 +72,33 @@ struct ButcherTable {
   static ButcherTable dop853();
 };
 
+// out = base + sum_t c[t] k[t] over m terms (base null: no base), each entry's sum added in the order
+// of t, as one axpy after another would (so the same bits). Dynamic sizes run in blocks of 16
+// entries held in registers while the terms are added: one load and store of out an entry rather
+// than one per term.
+template <class State>
+void linear_combination(State& out, const State* base, const double* c, const State* const* k, int m) {
+  if constexpr (State::SizeAtCompileTime != Eigen::Dynamic) {
+    if (base != nullptr) out = *base;
+    else out.setZero();
+    for (int t = 0; t < m; ++t) out += c[t] * *k[t];
+  } else {
+    using Block = Eigen::Matrix<double, 16, 1>;
+    const Eigen::Index n = out.size();
+    Eigen::Index e = 0;
+    for (; e + 16 <= n; e += 16) {
+      Block s = base != nullptr ? Block(base->template segment<16>(e)) : Block::Zero();
+      for (int t = 0; t < m; ++t) s += c[t] * k[t]->template segment<16>(e);
+      out.template segment<16>(e) = s;
+    }
+    for (; e < n; ++e) {
+      double s = base != nullptr ? (*base)[e] : 0.0;
+      for (int t = 0; t < m; ++t) s += c[t] * (*k[t])[e];
+      out[e] = s;
+    }
+  }
+}
+
 // Adaptive embedded Runge-Kutta with local extrapolation (the higher order propagates) and a
 // standard elementary step-size controller on the mixed error norm max_i |e_i| / (atol + rtol |y_i|).
 template <class Ode>
@@ -80,7 +107,9 @@ class EmbeddedRk {
   using State = typename Ode::State;
   EmbeddedRk(Ode& ode, const ButcherTable& table, double rtol, double atol)
       : ode_(ode), tab_(table), rtol_(rtol), atol_(atol), k_(table.stages, State::Zero(ode.size())),
-        ytmp_(ode.size()), ynew_(ode.size()), err_(ode.size()) {}
+        ytmp_(ode.size()), ynew_(ode.size()), err_(ode.size()) {
+    if (table.stages > kMaxStages) throw SolverError("embedded Runge-Kutta: more stages than kMaxStages");
+  }
 
   // Resets the controller and chooses the first step (Hairer, Norsett & Wanner, II.4).
   void initialize(double t0, const State& y0, RunStats& stats) {
@@ -119,13 +148,16 @@ class EmbeddedRk {
         ++stats.rhs_evals;
       }
       bool stage_failed = false;
+      double coef[kMaxStages];
+      const State* terms[kMaxStages];
       try {
         for (int i = 1; i < tab_.stages; ++i) {
-          ytmp_ = y;
+          int m = 0;
           for (int j = 0; j < i; ++j) {
             const double a = tab_.A[i * tab_.stages + j];
-            if (a != 0.0) ytmp_ += (h * a) * k_[j];
+            if (a != 0.0) coef[m] = h * a, terms[m++] = &k_[j];
           }
+          linear_combination(ytmp_, &y, coef, terms, m);
           ode_.rhs(t + tab_.c[i] * h, ytmp_, k_[i]);
           ++stats.rhs_evals;
         }
@@ -140,13 +172,14 @@ class EmbeddedRk {
         have_k0_ = true;  // k_[0] = f(t, y) is still valid for the retry
         continue;
       }
-      ynew_ = y;
-      err_.setZero();
-      for (int i = 0; i < tab_.stages; ++i) {
-        if (tab_.b[i] != 0.0) ynew_ += (h * tab_.b[i]) * k_[i];
-        const double e = tab_.b[i] - tab_.d[i];
-        if (e != 0.0) err_ += (h * e) * k_[i];
-      }
+      int mb = 0;
+      for (int i = 0; i < tab_.stages; ++i)
+        if (tab_.b[i] != 0.0) coef[mb] = h * tab_.b[i], terms[mb++] = &k_[i];
+      linear_combination(ynew_, &y, coef, terms, mb);
+      int me = 0;
+      for (int i = 0; i < tab_.stages; ++i)
+        if (const double e = tab_.b[i] - tab_.d[i]; e != 0.0) coef[me] = h * e, terms[me++] = &k_[i];
+      linear_combination(err_, static_cast<const State*>(nullptr), coef, terms, me);
       const double en = scaled_norm(err_, y, ynew_);
       if (!std::isfinite(en)) throw SolverError("non-finite state in embedded Runge-Kutta step");
       const double expo = 1.0 / (std::min(tab_.order, tab_.embedded_order) + 1);
@@ -178,6 +211,7 @@ class EmbeddedRk {
     return (e.array().abs() / (atol_ + rtol_ * y0.array().abs().max(y1.array().abs()))).maxCoeff();
   }
 
+  static constexpr int kMaxStages = 16;  // the tables used have at most 13 (Fehlberg 8(7))
   Ode& ode_;
   ButcherTable tab_;
   double rtol_, atol_;
