@@ -188,7 +188,7 @@ class EmbeddedRk {
         t = (h == t_end - t) ? t_end : t + h;
         y = ynew_;
         if (tab_.fsal) {
-          k_[0] = k_[tab_.stages - 1];
+          k_[0].swap(k_[tab_.stages - 1]);  // FSAL; the last stage is recomputed before it is read
           have_k0_ = true;
         } else {
           have_k0_ = false;
