@@ -73,29 +73,30 @@ struct ButcherTable {
 };
 
 // out = base + sum_t c[t] k[t] over m terms (base null: no base), each entry's sum added in the order
-// of t, as one axpy after another would (so the same bits). Dynamic sizes run in blocks of 16
-// entries held in registers while the terms are added: one load and store of out an entry rather
+// of t, as one axpy after another would (so the same bits), for dynamic sizes: in blocks of 16
+// entries held in registers while the terms are added, one load and store of out an entry rather
 // than one per term.
 template <class State>
 void linear_combination(State& out, const State* base, const double* c, const State* const* k, int m) {
-  if constexpr (State::SizeAtCompileTime != Eigen::Dynamic) {
+  static_assert(State::SizeAtCompileTime == Eigen::Dynamic, "fixed sizes: one axpy a term (EmbeddedRk)");
+  using Block = Eigen::Matrix<double, 16, 1>;
+  const Eigen::Index n = out.size();
+  if (n < 16) {  // short vectors: Eigen's vectorized axpys beat the scalar loop below
     if (base != nullptr) out = *base;
     else out.setZero();
     for (int t = 0; t < m; ++t) out += c[t] * *k[t];
-  } else {
-    using Block = Eigen::Matrix<double, 16, 1>;
-    const Eigen::Index n = out.size();
-    Eigen::Index e = 0;
-    for (; e + 16 <= n; e += 16) {
-      Block s = base != nullptr ? Block(base->template segment<16>(e)) : Block::Zero();
-      for (int t = 0; t < m; ++t) s += c[t] * k[t]->template segment<16>(e);
-      out.template segment<16>(e) = s;
-    }
-    for (; e < n; ++e) {
-      double s = base != nullptr ? (*base)[e] : 0.0;
-      for (int t = 0; t < m; ++t) s += c[t] * (*k[t])[e];
-      out[e] = s;
-    }
+    return;
+  }
+  Eigen::Index e = 0;
+  for (; e + 16 <= n; e += 16) {
+    Block s = base != nullptr ? Block(base->template segment<16>(e)) : Block::Zero();
+    for (int t = 0; t < m; ++t) s += c[t] * k[t]->template segment<16>(e);
+    out.template segment<16>(e) = s;
+  }
+  for (; e < n; ++e) {
+    double s = base != nullptr ? (*base)[e] : 0.0;
+    for (int t = 0; t < m; ++t) s += c[t] * (*k[t])[e];
+    out[e] = s;
   }
 }
 
@@ -148,16 +149,9 @@ class EmbeddedRk {
         ++stats.rhs_evals;
       }
       bool stage_failed = false;
-      double coef[kMaxStages];
-      const State* terms[kMaxStages];
       try {
         for (int i = 1; i < tab_.stages; ++i) {
-          int m = 0;
-          for (int j = 0; j < i; ++j) {
-            const double a = tab_.A[i * tab_.stages + j];
-            if (a != 0.0) coef[m] = h * a, terms[m++] = &k_[j];
-          }
-          linear_combination(ytmp_, &y, coef, terms, m);
+          stage_argument(i, h, y);
           ode_.rhs(t + tab_.c[i] * h, ytmp_, k_[i]);
           ++stats.rhs_evals;
         }
@@ -172,14 +166,7 @@ class EmbeddedRk {
         have_k0_ = true;  // k_[0] = f(t, y) is still valid for the retry
         continue;
       }
-      int mb = 0;
-      for (int i = 0; i < tab_.stages; ++i)
-        if (tab_.b[i] != 0.0) coef[mb] = h * tab_.b[i], terms[mb++] = &k_[i];
-      linear_combination(ynew_, &y, coef, terms, mb);
-      int me = 0;
-      for (int i = 0; i < tab_.stages; ++i)
-        if (const double e = tab_.b[i] - tab_.d[i]; e != 0.0) coef[me] = h * e, terms[me++] = &k_[i];
-      linear_combination(err_, static_cast<const State*>(nullptr), coef, terms, me);
+      solution_and_error(h, y);
       const double en = scaled_norm(err_, y, ynew_);
       if (!std::isfinite(en)) throw SolverError("non-finite state in embedded Runge-Kutta step");
       const double expo = 1.0 / (std::min(tab_.order, tab_.embedded_order) + 1);
@@ -204,6 +191,48 @@ class EmbeddedRk {
   }
 
  private:
+  // ytmp_ = y + h sum_j a_ij k_j. Dynamic sizes: one linear combination (blocks held in registers);
+  // fixed sizes: one axpy a term, which the compiler keeps in registers itself (the combination's
+  // arrays of coefficients and pointers cost the planar pendulum's baumgarte/dopri5 a third more).
+  void stage_argument(int i, double h, const State& y) {
+    if constexpr (State::SizeAtCompileTime == Eigen::Dynamic) {
+      double coef[kMaxStages];
+      const State* terms[kMaxStages];
+      int m = 0;
+      for (int j = 0; j < i; ++j)
+        if (const double a = tab_.A[i * tab_.stages + j]; a != 0.0) coef[m] = h * a, terms[m++] = &k_[j];
+      linear_combination(ytmp_, &y, coef, terms, m);
+    } else {
+      ytmp_ = y;
+      for (int j = 0; j < i; ++j)
+        if (const double a = tab_.A[i * tab_.stages + j]; a != 0.0) ytmp_ += (h * a) * k_[j];
+    }
+  }
+
+  // ynew_ = y + h sum_i b_i k_i and err_ = h sum_i (b_i - d_i) k_i, as stage_argument().
+  void solution_and_error(double h, const State& y) {
+    if constexpr (State::SizeAtCompileTime == Eigen::Dynamic) {
+      double coef[kMaxStages];
+      const State* terms[kMaxStages];
+      int m = 0;
+      for (int i = 0; i < tab_.stages; ++i)
+        if (tab_.b[i] != 0.0) coef[m] = h * tab_.b[i], terms[m++] = &k_[i];
+      linear_combination(ynew_, &y, coef, terms, m);
+      m = 0;
+      for (int i = 0; i < tab_.stages; ++i)
+        if (const double e = tab_.b[i] - tab_.d[i]; e != 0.0) coef[m] = h * e, terms[m++] = &k_[i];
+      linear_combination(err_, static_cast<const State*>(nullptr), coef, terms, m);
+    } else {
+      ynew_ = y;
+      err_.setZero();
+      for (int i = 0; i < tab_.stages; ++i) {
+        if (tab_.b[i] != 0.0) ynew_ += (h * tab_.b[i]) * k_[i];
+        const double e = tab_.b[i] - tab_.d[i];
+        if (e != 0.0) err_ += (h * e) * k_[i];
+      }
+    }
+  }
+
   double scaled_norm(const State& e, const State& y) const {
     return (e.array().abs() / (atol_ + rtol_ * y.array().abs())).maxCoeff();
   }
