@@ -1020,17 +1020,17 @@ bool fma_active() {
   static const bool active = CPU_FEATURE_ACTIVE(FMA);
   return active;
 }
-#else
-bool fma_active() { return false; }
-#define pins_fma pins_plain
+#define MBS_PINS_FMA 1
 #endif
 }  // namespace
 
 void aba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
                      const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd,
                      const BodyForces* f_ext) {
-  if (fma_active()) pins_fma(tree, q, qd, ws, qdd, f_ext);
-  else pins_plain(tree, q, qd, ws, qdd, f_ext);
+#ifdef MBS_PINS_FMA
+  if (fma_active()) return pins_fma(tree, q, qd, ws, qdd, f_ext);
+#endif
+  pins_plain(tree, q, qd, ws, qdd, f_ext);
 }
 
 void aba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
