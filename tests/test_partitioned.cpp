@@ -6,7 +6,6 @@
 #include <cmath>
 #include <string>
 
-#include "common/explicit_rk.hpp"
 #include "core/formulation.hpp"
 #include "elements/plane_contact.hpp"
 #include "elements/rod.hpp"
@@ -275,41 +274,6 @@ TEST(Partitioned, RefusesBadSettingsAndReportsNewtonFailure) {
     EXPECT_NE(std::string(e.what()).find("partitioned: Newton-Raphson on the dependent coordinates did not converge"),
               std::string::npos)
         << e.what();
-  }
-}
-
-// y' = 1 on a domain that reaches only 0.25 past the accepted state: the controller, seeing no
-// error, grows the step until a stage leaves the domain and the right-hand side throws
-// StageFailure. The embedded method retries the step 4x shorter instead of failing (as
-// partitioned's Newton-Raphson does on andrews, where a stage turns the crank past the extremum of
-// its independent coordinate), and still lands on y = t.
-struct ReachLimitedOde {
-  using State = Eigen::Matrix<double, 1, 1>;
-  const State* accepted = nullptr;
-  int out_of_reach = 0;
-  int size() const { return 1; }
-  void rhs(double /*t*/, const State& y, State& dydt) {
-    if (y[0] - (*accepted)[0] > 0.25) {
-      ++out_of_reach;
-      throw StageFailure("out of reach");
-    }
-    dydt[0] = 1.0;
-  }
-};
-
-TEST(EmbeddedRk, RetriesAStepWhoseStageIsOutOfReach) {
-  for (const char* table : {"dopri5", "fehlberg8"}) {
-    ReachLimitedOde ode;
-    ReachLimitedOde::State y(0.0);
-    ode.accepted = &y;
-    EmbeddedRk<ReachLimitedOde> rk(ode, ButcherTable::from_arkode(table), 1e-8, 1e-8);
-    RunStats stats;
-    double t = 0.0;
-    rk.initialize(t, y, stats);
-    while (t < 10.0) rk.step(t, y, 10.0, stats);
-    EXPECT_GT(ode.out_of_reach, 10) << table;
-    EXPECT_EQ(stats.failures, ode.out_of_reach) << table;
-    EXPECT_NEAR(y[0], 10.0, 1e-12) << table;
   }
 }
 

@@ -100,8 +100,8 @@ void linear_combination(State& out, const State* base, const double* c, const St
   }
 }
 
-// Adaptive embedded Runge-Kutta with local extrapolation (the higher order propagates) and a
-// standard elementary step-size controller on the mixed error norm max_i |e_i| / (atol + rtol |y_i|).
+// Adaptive embedded Runge-Kutta with local extrapolation (the higher order propagates) and a PI
+// step-size controller on the mixed error norm max_i |e_i| / (atol + rtol |y_i|).
 template <class Ode>
 class EmbeddedRk {
  public:
@@ -115,6 +115,8 @@ class EmbeddedRk {
   // Resets the controller and chooses the first step (Hairer, Norsett & Wanner, II.4).
   void initialize(double t0, const State& y0, RunStats& stats) {
     have_k0_ = false;
+    err_old_ = 1.0;  // neutral: the first step's factor is the elementary controller's
+    rejected_ = false;
     ode_.rhs(t0, y0, k_[0]);
     ++stats.rhs_evals;
     const double d0 = scaled_norm(y0, y0), d1 = scaled_norm(k_[0], y0);
@@ -169,9 +171,8 @@ class EmbeddedRk {
       solution_and_error(h, y);
       const double en = scaled_norm(err_, y, ynew_);
       if (!std::isfinite(en)) throw SolverError("non-finite state in embedded Runge-Kutta step");
-      const double expo = 1.0 / (std::min(tab_.order, tab_.embedded_order) + 1);
-      const double fac = en == 0.0 ? 5.0 : std::clamp(0.9 * std::pow(en, -expo), 0.2, 5.0);
       if (en <= 1.0) {
+        const double fac = accepted_factor(en);
         t = (h == t_end - t) ? t_end : t + h;
         y = ynew_;
         if (tab_.fsal) {
@@ -184,13 +185,31 @@ class EmbeddedRk {
         return;
       }
       ++stats.failures;
-      h_ = h * std::max(fac, 0.2);
+      h_ = h * rejected_factor(en);
       have_k0_ = true;  // k_[0] = f(t, y) is still valid for the retry
       if (h_ < h_min) throw SolverError("step size underflow in embedded Runge-Kutta");
     }
   }
 
  private:
+  // PI control (Gustafsson's PI.3.4: k_I = 0.3/k, k_P = 0.4/k, k = embedded order + 1) on accepted
+  // steps: on a chain whose step is held at the stability boundary, the elementary controller
+  // rejected a quarter of its steps. After a rejection the next step may not grow (Hairer, II.4).
+  // Out of line: called once a step, it need not grow the step loop inlined into every formulation.
+  [[gnu::noinline]] double accepted_factor(double en) {
+    const double expo = 1.0 / (std::min(tab_.order, tab_.embedded_order) + 1), beta = 0.4 * expo;
+    double fac = en == 0.0 ? 5.0 : std::clamp(0.9 * std::pow(en, -(expo - 0.75 * beta)) * std::pow(err_old_, beta), 0.2, 5.0);
+    if (rejected_) fac = std::min(fac, 1.0);
+    rejected_ = false;
+    err_old_ = std::max(en, 1e-4);
+    return fac;
+  }
+  // The elementary controller on a rejected step (en > 1).
+  [[gnu::noinline]] double rejected_factor(double en) {
+    rejected_ = true;
+    return std::max(0.9 * std::pow(en, -1.0 / (std::min(tab_.order, tab_.embedded_order) + 1)), 0.2);
+  }
+
   // ytmp_ = y + h sum_j a_ij k_j. Dynamic sizes: one linear combination (blocks held in registers);
   // fixed sizes: one axpy a term, which the compiler keeps in registers itself (the combination's
   // arrays of coefficients and pointers cost the planar pendulum's baumgarte/dopri5 a third more).
@@ -247,6 +266,8 @@ class EmbeddedRk {
   std::vector<State> k_;
   State ytmp_, ynew_, err_;
   double h_ = 0.0;
+  double err_old_ = 1.0;  // the last accepted step's error norm (at least 1e-4), for the PI term
+  bool rejected_ = false;
   bool have_k0_ = false;
 };
 

@@ -214,7 +214,7 @@ class ProjectionOde {
 
   // The applied force Q(q, v) (N) at the loaded state: gravity's constant Q0 = M g alone, or with
   // the force elements' Q(q, v). The one place where forces are evaluated.
-  const VecQ& applied_forces() {
+  EIGEN_ALWAYS_INLINE const VecQ& applied_forces() {
     if (nat_.has_force_elements()) nat_.Q(kc_.q_ref(), kc_.v_ref(), Q_);
     return Q_;
   }
