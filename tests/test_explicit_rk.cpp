@@ -3,6 +3,7 @@
 // retry of a step whose stage leaves the right-hand side's domain.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -56,12 +57,12 @@ TEST(EmbeddedRk, HoldsTheStepAtTheStabilityBoundaryWithFewRejections) {
       ++stats.steps;
       max_error = std::max(max_error, std::abs(y[0] - std::cos(t)));
     }
+    const double boundary_steps = t_end * ode.lambda / real_stability_boundary(tab);
     std::printf("%s, stiff cosine at tol 1e-4: %ld steps (stability boundary: %.0f), %ld rejected, max error %.2e\n",
-                table, stats.steps, t_end * ode.lambda / real_stability_boundary(tab), stats.failures, max_error);
+                table, stats.steps, boundary_steps, stats.failures, max_error);
     // Stable at every step: the error stays at the tolerance's size.
     EXPECT_LT(max_error, 1e-3) << table;
     // The steps stay near the boundary: no fewer than it allows, not many more.
-    const double boundary_steps = t_end * ode.lambda / real_stability_boundary(tab);
     EXPECT_GT(stats.steps, boundary_steps) << table;
     EXPECT_LT(stats.steps, 1.5 * boundary_steps) << table;
     EXPECT_LT(stats.failures, 0.02 * stats.steps) << table << ": " << stats.failures << " rejected of " << stats.steps;
