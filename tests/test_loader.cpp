@@ -88,6 +88,17 @@ TEST(Loader, ReferenceKindsComeFromTheRegistry) {
 
 TEST(Loader, MinimalFileIsAccepted) { EXPECT_EQ(error_of(kGood), "(accepted)"); }
 
+// A stored converged reference is keyed on the parsed problem: comments, layout, title and source
+// leave the key alone; a changed value does not.
+TEST(Loader, ProblemKeyIgnoresCommentsLayoutTitleAndSource) {
+  const std::string key = problem_key(load_problem_text(kGood, "p.yaml"));
+  const std::string annotated = "# The story of this pendulum.\ntitle: A pendulum\nsource: a public paper\n" +
+                                replace(replace(kGood, "mass: 1.0", "mass:    1.0   # kg"), "end_time: 10.0", "end_time: 10.0  # s");
+  EXPECT_EQ(problem_key(load_problem_text(annotated, "p.yaml")), key);
+  EXPECT_NE(problem_key(load_problem_text(replace(kGood, "mass: 1.0", "mass: 2.0"), "p.yaml")), key);
+  EXPECT_NE(problem_key(load_problem_text(replace(kGood, "end_time: 10.0", "end_time: 5.0"), "p.yaml")), key);
+}
+
 TEST(Loader, YamlSyntaxErrorHasPosition) {
   EXPECT_EQ(error_of("name: p\nbodies: [1, 2\n"),
             "bad.yaml:3:1: YAML syntax error: end of sequence flow not found");

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "references/converged.hpp"
@@ -107,7 +108,7 @@ TEST(ConvergedReference, TwoFormulationsAgreeAndMatchTheExactSolution) {
   const Problem exact = planar_pendulum();
   EXPECT_LT((ref.x - exact.reference_trajectory->x).cwiseAbs().maxCoeff(), 1e-8);
 
-  // Stored and read back bit for bit; refused once the problem file changes.
+  // Stored and read back bit for bit; kept through a comment's edit, refused once a value changes.
   const std::string path = converged_reference_path(dir.string(), p.name);
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   std::ofstream(path) << converged_reference_csv(p, ref);
@@ -119,6 +120,15 @@ TEST(ConvergedReference, TwoFormulationsAgreeAndMatchTheExactSolution) {
   Problem again = load_problem(file);
   EXPECT_FALSE(attach_reference(again, ReferenceOptions{dir.string(), false}).computed);
   std::ofstream(file, std::ios::app) << "# an edit\n";
+  EXPECT_TRUE(read_converged_reference(load_problem(file), path, &why)) << why;
+  std::string text;
+  {
+    std::ifstream in(file);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ASSERT_NE(text.find("mass: 1.0"), std::string::npos);
+  text.replace(text.find("mass: 1.0"), 9, "mass: 2.0");
+  std::ofstream(file) << text;
   Problem edited = load_problem(file);
   EXPECT_FALSE(read_converged_reference(edited, path, &why));
   EXPECT_NE(why.find("another version"), std::string::npos) << why;
@@ -157,20 +167,20 @@ std::string with_cases(const std::string& cases) {
 
 TEST(ConvergedReference, LoaderAndRegistryMessages) {
   EXPECT_EQ(error_of(with_cases("  cases:\n    - {case: minimal/rk4, step: 1.0e-3}\n")),
-            "bad.yaml:50:5: reference.cases must list at least two cases of different formulations: their agreement is the "
+            "bad.yaml:51:5: reference.cases must list at least two cases of different formulations: their agreement is the "
             "reference's uncertainty");
   EXPECT_EQ(error_of(with_cases("  cases:\n    - {case: minimal/rk4, step: 1.0e-3}\n    - {case: minimal/dopri5, tol: 1.0e-9}\n")),
-            "bad.yaml:51:14: reference cases minimal/rk4 and minimal/dopri5 are the same formulation: a converged reference "
+            "bad.yaml:52:14: reference cases minimal/rk4 and minimal/dopri5 are the same formulation: a converged reference "
             "needs independent formulations, whose agreement bounds its error");
   EXPECT_EQ(error_of(with_cases("  cases:\n    - {case: minimal/rk4, step: 1.0e-3, tol: 1.0e-9}\n    - {case: penalty/trapezoidal, step: 1.0e-3}\n")),
-            "bad.yaml:50:46: reference case minimal/rk4: give a step or a tol, not both");
+            "bad.yaml:51:46: reference case minimal/rk4: give a step or a tol, not both");
   EXPECT_EQ(error_of(with_cases("  cases:\n    - {case: minimal}\n    - {case: penalty/trapezoidal, step: 1.0e-3}\n")),
-            "bad.yaml:50:14: reference case 'minimal' must be formulation/integrator");
+            "bad.yaml:51:14: reference case 'minimal' must be formulation/integrator");
   EXPECT_EQ(error_of(with_cases("  cases:\n    - {case: nope/rk4, step: 1.0e-3}\n    - {case: penalty/trapezoidal, step: 1.0e-3}\n"))
-                .rfind("bad.yaml:50:14: reference case nope/rk4: unknown formulation 'nope' (known: ", 0),
+                .rfind("bad.yaml:51:14: reference case nope/rk4: unknown formulation 'nope' (known: ", 0),
             0u);
   EXPECT_EQ(error_of(with_cases("  cases:\n    - {case: minimal/rk4, tol: 1.0e-9}\n    - {case: penalty/trapezoidal, step: 1.0e-3}\n")),
-            "bad.yaml:50:14: reference case minimal/rk4 is fixed-step: give its setting as step (s)");
+            "bad.yaml:51:14: reference case minimal/rk4 is fixed-step: give its setting as step (s)");
   std::string no_reference = converged_pendulum_text();
   no_reference = no_reference.substr(0, no_reference.find("reference:"));
   EXPECT_NE(error_of(no_reference).find("metric max_reference_error needs a reference that gives positions in time"),

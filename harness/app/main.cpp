@@ -296,7 +296,7 @@ int main(int argc, char** argv) {
   // What a partial records, and a merge requires of every partial (the options: of each other).
   const auto fingerprint = [&](const Problem& p, bool timed) {
     SweepFingerprint f;
-    f.problem_hash = p.source_hash;
+    f.problem_hash = problem_key(p);
     f.build = fmt::format("{} {}, Eigen {}.{}.{}", MBS_COMPILER, MBS_BUILD_TYPE, EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
                           EIGEN_MINOR_VERSION);
     f.build_id = executable_id();

@@ -382,6 +382,15 @@ std::string fnv1a_hex(const std::string& text) {
   return fmt::format("{:016x}", h);
 }
 
+std::string problem_key(const Problem& problem) {
+  YAML::Node root = YAML::Load(problem.text);  // parsed once already: cannot fail
+  if (root.IsMap()) {
+    root.remove("title");
+    root.remove("source");
+  }
+  return fnv1a_hex(YAML::Dump(root));
+}
+
 Problem load_problem_text(const std::string& yaml_text, const std::string& file_name, const LoadOptions& options) {
   Reader rd(file_name);
   YAML::Node root;
@@ -396,7 +405,7 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
                    "run", "score", "reference"});
     Problem p;
     p.file = file_name;
-    p.source_hash = fnv1a_hex(yaml_text);
+    p.text = yaml_text;
     p.name = rd.text(rd.required(root, "name", "the problem"), "name");
     p.title = root["title"] ? rd.text(root["title"], "title") : p.name;
     p.source = root["source"] ? rd.text(root["source"], "source") : "";

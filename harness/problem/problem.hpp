@@ -108,7 +108,7 @@ struct Problem {
   std::vector<std::pair<std::string, Combo>> measured_points;
   // Attached before the runs (run/reference_setup.hpp) when the reference gives positions in time.
   std::shared_ptr<const ReferenceTrajectory> reference_trajectory;
-  std::string source_hash;  // FNV-1a 64 of the problem file's bytes, hex: a converged reference's key
+  std::string text;  // the problem file's bytes, as loaded (problem_key reads them)
   std::vector<Check> checks;            // score.checks
   std::optional<double> published_step; // score.published_step (s): fixed-step cases also run at it
   double energy_datum = 0.0;  // score.energy_datum (J): subtracted from reported total energies
@@ -149,6 +149,11 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
 
 // FNV-1a 64-bit hash of a text, as 16 hex digits (stable across platforms and builds).
 std::string fnv1a_hex(const std::string& text);
+// The key a stored converged reference, a sweep's partials and a summary carry: FNV-1a 64 (hex) of
+// the problem's YAML document as parsed and emitted again, without `title` and `source`. Comments,
+// layout and those two documentary fields do not change it; any value does. Computed on demand:
+// emitting costs about as much as parsing, which the loader does not pay for a key it rarely needs.
+std::string problem_key(const Problem& problem);
 
 // Metrics a rule may name (those the harness computes for every time-integration problem).
 const std::vector<Metric>& known_metrics();

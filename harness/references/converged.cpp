@@ -1,6 +1,7 @@
 #include "references/converged.hpp"
 
 #include <chrono>
+#include <filesystem>
 #include <cmath>
 #include <fmt/format.h>
 #include <fstream>
@@ -137,7 +138,7 @@ std::shared_ptr<const ReferenceTrajectory> compute_converged_reference(const Pro
 
 std::string converged_reference_csv(const Problem& problem, const ReferenceTrajectory& reference) {
   std::string out = fmt::format("# mbsbench converged reference of {}\n", problem.name);
-  out += fmt::format("# problem_hash: {}\n", problem.source_hash);
+  out += fmt::format("# problem_hash: {}\n", problem_key(problem));
   out += fmt::format("# provenance: {}\n", reference.provenance);
   out += fmt::format("# uncertainty_m: {:.6e}\n", reference.uncertainty);
   out += "# (the largest distance between the cases' measured points over the output times)\n";
@@ -187,8 +188,8 @@ std::shared_ptr<const ReferenceTrajectory> read_converged_reference(const Proble
       return no(fmt::format("{}: unreadable header line '{}'", path, line));
     }
   }
-  if (hash != problem.source_hash)
-    return no(fmt::format("{} was computed from another version of {} (hash {}, now {})", path, problem.file, hash, problem.source_hash));
+  if (const std::string key = problem_key(problem); hash != key)
+    return no(fmt::format("{} was computed from another version of {} (hash {}, now {})", path, problem.file, hash, key));
   const std::string expected = "t," + fmt::format("{}", fmt::join(reference_columns(problem), ","));
   if (line != expected) return no(fmt::format("{}: columns '{}', expected '{}'", path, line, expected));
   const int samples = static_cast<int>(std::ceil(problem.run.end_time / problem.run.output_interval - 1e-9)) + 1;
@@ -215,6 +216,15 @@ std::shared_ptr<const ReferenceTrajectory> read_converged_reference(const Proble
 
 namespace {
 void to_stderr(const std::string& line) { std::cerr << "bench: " << line << "\n"; }
+
+// The stored file as the results folder's own name sees it (results/<problem>/reference/...): the
+// note is committed with the results, so it carries no path of the machine that wrote it.
+std::string shown_path(const std::string& path, const std::string& results_dir) {
+  std::filesystem::path results = std::filesystem::path(results_dir).lexically_normal();
+  if (!results.has_filename()) results = results.parent_path();  // "results/" as "results"
+  const std::filesystem::path base = results.parent_path();
+  return base.empty() ? path : std::filesystem::path(path).lexically_relative(base).string();
+}
 }  // namespace
 
 std::shared_ptr<const ReferenceTrajectory> ConvergedReference::trajectory(const Problem& problem, const ReferenceOptions& options,
@@ -223,7 +233,8 @@ std::shared_ptr<const ReferenceTrajectory> ConvergedReference::trajectory(const 
   std::string why;
   if (!options.rebuild) {
     if (auto stored = read_converged_reference(problem, path, &why)) {
-      setup.note = fmt::format("converged reference read from {} (uncertainty {:.3g} m)", path, stored->uncertainty);
+      setup.note = fmt::format("converged reference read from {} (uncertainty {:.3g} m)", shown_path(path, options.results_dir),
+                               stored->uncertainty);
       return stored;
     }
   } else {

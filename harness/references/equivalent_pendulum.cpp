@@ -107,7 +107,7 @@ std::shared_ptr<const ReferenceTrajectory> EquivalentPendulumReference::trajecto
 
 std::string EquivalentPendulumReference::stored_text(const Problem& problem, const ReferenceTrajectory& reference) const {
   std::string out = fmt::format("# mbsbench exact reference of {} ({})\n", problem.name, kind());
-  out += fmt::format("# problem_hash: {}\n", problem.source_hash);
+  out += fmt::format("# problem_hash: {}\n", problem_key(problem));
   out += fmt::format("# provenance: {}\n", reference.provenance);
   out += fmt::format("# J = {:.17g} kg m^2, c = {:.17g} kg m; uncertainty_m: 0 (round-off)\n", inertia, moment);
   return out + reference_csv_samples(problem, reference);

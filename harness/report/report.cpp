@@ -246,7 +246,7 @@ std::string to_json(const BenchReport& report) {
   if (const auto& ref = p.reference_trajectory) {
     j.key("reference").begin_object().field("kind", ref->kind).field("uncertainty_m", ref->uncertainty);
     j.field("provenance", ref->provenance).field("measured_points", measured_names(p)).field("output_interval_s", ref->dt);
-    if (!ref->file.empty()) j.field("file", ref->file).field("problem_hash", p.source_hash);
+    if (!ref->file.empty()) j.field("file", ref->file).field("problem_hash", problem_key(p));
     j.end_object();
   }
   j.field("created", report.created).field("build", report.build);

@@ -41,7 +41,7 @@ CaseList sweep_cases(const Problem& problem, const CaseList& selected);
 
 // What identifies a run's conditions; partials merge only when these agree (host may differ).
 struct SweepFingerprint {
-  std::string problem_hash;  // Problem::source_hash
+  std::string problem_hash;  // problem_key(problem)
   std::string build;         // BenchReport::build (compiler, build type, Eigen)
   std::string build_id;      // FNV-1a 64 of the bench executable's bytes
   std::string options;       // the options that change results, e.g. "timing 0.3 s; timeout 90 s"
