@@ -109,6 +109,11 @@ TEST(Loader, UnknownKeySuggestsTheNearestKnownOne) {
             "bad.yaml:7:5: unknown key 'mas' in a point mass (did you mean 'mass'?)");
 }
 
+TEST(Loader, OutputIntervalLongerThanTheRun) {
+  EXPECT_EQ(error_of(replace(kGood, "  end_time: 10.0\n", "  end_time: 1.0e-12\n  output_interval: 0.01\n")),
+            "bad.yaml:16:20: run.output_interval (0.01 s) is longer than run.end_time (1e-12 s)");
+}
+
 TEST(Loader, MissingRequiredField) {
   EXPECT_EQ(error_of(replace(kGood, "    mass: 1.0\n", "")), "bad.yaml:5:5: missing required key 'mass' in body P1");
 }

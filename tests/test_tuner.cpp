@@ -78,6 +78,17 @@ TEST(Tuner, FixedStepGridEndsExactlyOnTheEndTime) {
   EXPECT_GE(grid.back(), 1e-3);
 }
 
+// A run shorter than the loosest step starts at one step of the whole run; one shorter than the
+// tightest step has no setting to try. (A run of 1e-12 s once made a count of 0 steps, which the
+// grid's geometric growth never left: bench hung, whatever its --timeout.)
+TEST(Tuner, FixedStepGridOfAShortRun) {
+  const IntegratorInfo info{"x", SettingKind::kFixedStep, 0.5, 1e-5, ""};
+  const auto short_run = setting_grid(info, 0.3, {});
+  ASSERT_FALSE(short_run.empty());
+  EXPECT_DOUBLE_EQ(short_run.front(), 0.3);
+  EXPECT_TRUE(setting_grid(info, 1e-12, {}).empty());
+}
+
 TEST(Tuner, FindsTheBoundaryOfAMonotoneDrift) {
   // drift = h^2: passes (< 1e-3) for h < 0.0316.
   const Scripted f(SettingKind::kFixedStep, [](double h) { return h * h; });

@@ -466,6 +466,9 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
                                                    : p.run.end_time / 1000.0;
     // Bounds that keep histories and step counts representable.
     if (p.run.end_time > 1e6) rd.fail(run["end_time"], fmt::format("run.end_time must be at most 1e6 s, got {}", p.run.end_time));
+    if (p.run.output_interval > p.run.end_time)
+      rd.fail(run["output_interval"], fmt::format("run.output_interval ({} s) is longer than run.end_time ({} s)",
+                                                  p.run.output_interval, p.run.end_time));
     if (p.run.output_interval < 1e-7 * p.run.end_time)
       rd.fail(run["output_interval"], "run.output_interval must be at least 1e-7 of run.end_time (at most 1e7 history rows)");
     // Default: the first point mass, else the first rigid body's centroid.

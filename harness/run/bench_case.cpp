@@ -117,8 +117,10 @@ CaseResult run_case(const Problem& problem, const Formulation& formulation, cons
                          setting_text(info.kind, best->setting));
     } else {
       row.status = CaseStatus::kError;
-      row.message = fmt::format("every setting failed; first error: {}",
-                                tr.trials.empty() ? "no trial" : tr.trials.front().score.error);
+      row.message = tr.trials.empty()
+                        ? fmt::format("no setting to try: none from {} to {} fits a run of {} s", setting_text(info.kind, info.loosest),
+                                      setting_text(info.kind, info.tightest), problem.run.end_time)
+                        : fmt::format("every setting failed; first error: {}", tr.trials.front().score.error);
       return row;
     }
   }

@@ -1,5 +1,6 @@
 #include "run/tuner.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace mbs {
@@ -18,7 +19,9 @@ std::vector<double> setting_grid(const IntegratorInfo& info, double t_end, const
   if (info.kind == SettingKind::kFixedStep) {
     const double ratio = std::pow(2.0, 1.0 / options.per_octave);
     long last = 0;
-    for (double n = std::ceil(t_end / info.loosest - 1e-9);; n *= ratio) {
+    // At least one step: a run shorter than the loosest step starts at a single step of t_end (a
+    // count of 0 would never grow).
+    for (double n = std::max(1.0, std::ceil(t_end / info.loosest - 1e-9));; n *= ratio) {
       const long whole = static_cast<long>(std::ceil(n - 1e-9));
       if (whole == last) continue;
       const double h = t_end / whole;
