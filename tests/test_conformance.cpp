@@ -11,6 +11,7 @@
 #include "run/scoring.hpp"
 #include "run/tuner.hpp"
 #include "support/cases.hpp"
+#include "support/monitor.hpp"
 
 namespace mbs {
 namespace {
@@ -22,18 +23,6 @@ const Problem& pendulum() {
   static const Problem p = load_problem(MBS_SOURCE_DIR "/problems/planar_pendulum.yaml");
   return p;
 }
-
-// Records x and x_dot of the pendulum mass at every step, besides scoring.
-class XRecorder final : public StepObserver {
- public:
-  explicit XRecorder(const Problem& p) : scoring_(p, false) { scoring_.reset(); }
-  void on_step(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) override {
-    scoring_.on_step(t, q, v);
-    samples.push_back({t, q[0], v[0]});
-  }
-  ScoringObserver scoring_;
-  std::vector<Sample> samples;
-};
 
 // Tuning is the expensive part: do it once per case for the whole suite.
 const TuneResult& tuned(const Case& c) {
@@ -56,10 +45,13 @@ TEST_P(Conformance, TunedSettingMeetsTheRuleAndTheExactSolution) {
   }
   ASSERT_TRUE(tr.chosen.has_value()) << c.name() << ": no setting passed";
   auto sim = c.formulation->create(p.model, c.info.name, *tr.chosen);
-  XRecorder rec(p);
-  sim->run(p.run.end_time, &rec);
+  ScoringObserver scoring(p, false);
+  scoring.reset();
+  testing::Monitor rec(p.model, {true});
+  testing::Tee both{&scoring, &rec};
+  sim->run(p.run.end_time, &both);
   Score s;
-  rec.scoring_.finish(s);
+  scoring.finish(s);
   s.completed = true;
   RecordProperty("setting", std::to_string(*tr.chosen));
   RecordProperty("steps", std::to_string(sim->stats().steps));
@@ -73,12 +65,11 @@ TEST_P(Conformance, TunedSettingMeetsTheRuleAndTheExactSolution) {
   // ~4 periods is a period error below ~6e-5 s. Sampling: the cubic Hermite interpolant between
   // steps of size h errs by h^4/384 max|x| in x, with |x| <= ~3 (g/L)^2 L near the bottom,
   // i.e. by that over 4.4 m/s in time (1.3e-4 s at the 0.22 s steps of an 8th-order method).
-  const std::vector<double> up = crossing_times(rec.samples, 0.0, Direction::kRising);
+  const std::vector<double> up = crossing_times(rec.samples(0), 0.0, Direction::kRising);
   ASSERT_GE(up.size(), 3u) << c.name();
   const double T = (up.back() - up.front()) / (up.size() - 1);
   const double T_exact = 4 * std::sqrt(1.0 / 9.81) * std::comp_ellint_1(std::sin(M_PI / 4));
-  double h_max = 0;
-  for (size_t i = 1; i < rec.samples.size(); ++i) h_max = std::max(h_max, rec.samples[i].t - rec.samples[i - 1].t);
+  const double h_max = rec.largest_step();
   const double sampling = std::pow(h_max, 4) / 384 * 3 * 9.81 * 9.81 / std::sqrt(2 * 9.81);
   EXPECT_NEAR(T, T_exact, 1e-4 + sampling) << c.name() << " (largest step " << h_max << " s)";
 }

@@ -35,7 +35,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <string>
 #include <vector>
 
@@ -652,34 +651,6 @@ TEST(Linearization, RepeatedCallsGiveIdenticalResults) {
       }
       ASSERT_EQ(first.terms.size(), second.terms.size());
       for (size_t i = 0; i < first.terms.size(); ++i) EXPECT_EQ(first.terms[i].second, second.terms[i].second);
-    }
-  }
-}
-
-// Not a check: the time of 10,000 linearizations per formulation on the 3D pendulum (the spec's
-// efficiency figure; the harness measures it properly under Google Benchmark). Thread CPU time,
-// best of 3 batches. MBS_TIME_DOUBLE_PENDULUM=1 adds the 3D double pendulum.
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-TEST(Linearization, TimeOf10000) {
-  std::vector<Model> models = {pendulum_3d()};
-  if (std::getenv("MBS_TIME_DOUBLE_PENDULUM") != nullptr) models.push_back(double_pendulum(3));
-  for (const Model& model : models) {
-    for (const std::string f : kFormulations) {
-      auto lin = linearizer(f, model);
-      lin->linearize();
-      double best = 1e300;
-      for (int batch = 0; batch < 3; ++batch) {
-        const double t0 = thread_cpu_seconds();
-        for (int i = 0; i < 10000; ++i) lin->linearize();
-        best = std::min(best, thread_cpu_seconds() - t0);
-      }
-      std::printf("%-11s 10,000 linearizations of %-20s %.4f s CPU\n", f.c_str(), ("the " + model.name + ":").c_str(),
-                  best);
     }
   }
 }
