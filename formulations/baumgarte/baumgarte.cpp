@@ -28,12 +28,12 @@ class Baumgarte final : public Formulation {
     return fmt::format("natural coordinates, index-1 equations through G M^-1 G^T with Baumgarte stabilization "
                        "(alpha = beta = {:g} 1/s), explicit Runge-Kutta, no projection", kRate);
   }
-  std::vector<IntegratorInfo> integrators() const override { return projection::index1_integrators(); }
+  std::vector<IntegratorInfo> integrators() const override { return projection::index1_cases().integrators(); }
   Accepts accepts() const override { return {{ElementRole::kJoint, ElementRole::kForce}, {}}; }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
-    projection::check_index1_request(name(), integrator, setting);
+    const ErkCase c = projection::index1_cases().find(name(), integrator, setting);
     if (const std::string why = unsupported_reason(model); !why.empty()) throw SolverError("baumgarte: " + why);
-    std::unique_ptr<Simulator> sim = projection::make_index1<true>(model, integrator, setting, false, LinearAlgebra::kAuto);
+    std::unique_ptr<Simulator> sim = projection::make_index1<true>(c, model, setting, false, LinearAlgebra::kAuto);
     dynamic_cast<projection::ProjectionRun&>(*sim).set_baumgarte(kRate, kRate);
     return sim;
   }

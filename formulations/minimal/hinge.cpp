@@ -5,7 +5,7 @@
 #include <cmath>
 #include <vector>
 
-#include "common/explicit_rk.hpp"
+#include "common/erk_simulators.hpp"
 #include "elements/spherical.hpp"
 
 namespace mbs::minimal {
@@ -79,51 +79,10 @@ class HingeOde {
   int offset_;
 };
 
-// Fixed step: Stepper is Rk4 or FixedButcherRk (the extra arguments: its table).
-template <template <class> class Stepper>
-class HingeFixed final : public FixedStepSimulator {
- public:
-  template <typename... Args>
-  HingeFixed(const Model& model, const Hinge& hinge, double h, Args&&... args)
-      : FixedStepSimulator(model, h), ode_(model, hinge), rk_(ode_, std::forward<Args>(args)...) {}
-
- private:
-  void do_initialize_state() override { ode_.initial_state(y_); }
-  void do_fixed_step(double h) override { rk_.step(time(), h, y_, stats_); }
-  void do_model_state() override { ode_.model_state(y_, q_model_, v_model_); }
-  HingeOde ode_;
-  Stepper<HingeOde> rk_;
-  HingeOde::State y_;
-};
-
-class HingeErk final : public Simulator {
- public:
-  HingeErk(const Model& model, const Hinge& hinge, const ButcherTable& table, double tol)
-      : Simulator(model), ode_(model, hinge), rk_(ode_, table, tol, tol) {}
-
- private:
-  void do_initialize(double /*t_end*/) override {
-    ode_.initial_state(y_);
-    t_ = 0.0;
-    rk_.initialize(t_, y_, stats_);
-  }
-  void do_step(double t_end) override { rk_.step(t_, y_, t_end, stats_); }
-  double do_time() const override { return t_; }
-  void do_model_state() override { ode_.model_state(y_, q_model_, v_model_); }
-  HingeOde ode_;
-  EmbeddedRk<HingeOde> rk_;
-  HingeOde::State y_;
-  double t_ = 0.0;
-};
-
 }  // namespace
 
-std::unique_ptr<Simulator> make_hinge_simulator(const Model& model, const Hinge& hinge, const std::string& integrator,
-                                                double setting) {
-  if (integrator == "rk4") return std::make_unique<HingeFixed<Rk4>>(model, hinge, setting);
-  if (integrator == "dop853-fixed")
-    return std::make_unique<HingeFixed<FixedButcherRk>>(model, hinge, setting, ButcherTable::dop853());
-  return std::make_unique<HingeErk>(model, hinge, ButcherTable::from_arkode(integrator), setting);
+std::unique_ptr<Simulator> make_hinge_simulator(const ErkCase& c, const Model& model, const Hinge& hinge, double setting) {
+  return make_erk_simulator<HingeOde>(c, model, setting, hinge);
 }
 
 }  // namespace mbs::minimal

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "common/integrator_table.hpp"
 #include "core/formulation.hpp"
 
 namespace mbs::minimal {
@@ -27,7 +28,7 @@ struct Hinge {
 // Fills `hinge`, or returns why the model is not a single hinged rigid body.
 std::string build_hinge(const Model& model, Hinge& hinge);
 
-std::unique_ptr<Simulator> make_hinge_simulator(const Model& model, const Hinge& hinge, const std::string& integrator,
-                                                double setting);
+// The simulator of minimal's case `c` (integrator_table.hpp) for the hinge.
+std::unique_ptr<Simulator> make_hinge_simulator(const ErkCase& c, const Model& model, const Hinge& hinge, double setting);
 
 }  // namespace mbs::minimal

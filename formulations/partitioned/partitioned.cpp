@@ -19,10 +19,10 @@
 // accepted step (PartitionedOde::anchor); fixed-step RK4 stops with the error.
 #include <fmt/format.h>
 
-#include <cmath>
 #include <utility>
 
-#include "common/explicit_rk.hpp"
+#include "common/erk_simulators.hpp"
+#include "common/integrator_table.hpp"
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
 #include "partitioned/linearizer.hpp"
@@ -93,70 +93,49 @@ class PartitionKeeper {
   long repartitions_ = 0;
 };
 
+// The ODE of common/erk_simulators.hpp: PartitionedOde in the partition that the keeper holds,
+// re-chosen after a step where Phi_d degrades.
 template <int NQ, int NC, int NR>
-class Rk4Simulator final : public FixedStepSimulator, public PartitionedRun {
+class KeptPartitionOde final : public PartitionedOde<NQ, NC, NR> {
  public:
-  using Ode = PartitionedOde<NQ, NC, NR>;
-  Rk4Simulator(const Model& model, const Partition& initial, double h)
-      : FixedStepSimulator(model, h), ode_(model, initial.rank, stats_), keeper_(model, initial, ode_), rk_(ode_),
-        y_(ode_.size()) {}
-  long repartitions() const override { return keeper_.repartitions(); }
-  const Partition& partition() const override { return keeper_.partition(); }
+  using Base = PartitionedOde<NQ, NC, NR>;
+  using typename Base::State;
+  KeptPartitionOde(const Model& model, RunStats& stats, const Partition& initial)
+      : Base(model, initial.rank, stats), keeper_(model, initial, *this) {}
+  void initial_state(State& y) {
+    t_ = 0.0;
+    keeper_.start(y);
+  }
+  // Base::anchor() after every accepted adaptive step: a retry starts from the accepted state.
+  bool change_coordinates(double t, State& y) {
+    t_ = t;
+    return keeper_.after_step(t, y);
+  }
+  void model_state(const State& y, Eigen::VectorXd& q, Eigen::VectorXd& v) { this->natural_state(t_, y, q, v); }
+  const PartitionKeeper<NQ, NC, NR>& keeper() const { return keeper_; }
 
  private:
-  void do_initialize_state() override { keeper_.start(y_); }
-  void do_fixed_step(double h) override {
-    rk_.step(time(), h, y_, stats_);
-    keeper_.after_step(time() + h, y_);
-  }
-  void do_model_state() override { ode_.natural_state(time(), y_, q_model_, v_model_); }
-
-  Ode ode_;
   PartitionKeeper<NQ, NC, NR> keeper_;
-  Rk4<Ode> rk_;
-  typename Ode::State y_;
+  double t_ = 0.0;  // of the last accepted step, for messages
 };
 
-template <int NQ, int NC, int NR>
-class ErkSimulator final : public Simulator, public PartitionedRun {
+// A simulator of common/erk_simulators.hpp that reports as a PartitionedRun.
+template <class Sim>
+class PartitionedSimulator final : public Sim, public PartitionedRun {
  public:
-  using Ode = PartitionedOde<NQ, NC, NR>;
-  ErkSimulator(const Model& model, const Partition& initial, const ButcherTable& table, double tol)
-      : Simulator(model), ode_(model, initial.rank, stats_), keeper_(model, initial, ode_),
-        rk_(ode_, table, tol, tol), restart_(table.fsal), y_(ode_.size()) {}
-  long repartitions() const override { return keeper_.repartitions(); }
-  const Partition& partition() const override { return keeper_.partition(); }
-
- private:
-  void do_initialize(double /*t_end*/) override {  // adaptive: steps are clipped to t_end in do_step
-    t_ = 0.0;
-    keeper_.start(y_);
-    rk_.initialize(t_, y_, stats_);
-  }
-  void do_step(double t_end) override {
-    rk_.step(t_, y_, t_end, stats_);
-    ode_.anchor();
-    if (keeper_.after_step(t_, y_) && restart_) rk_.initialize(t_, y_, stats_);
-  }
-  double do_time() const override { return t_; }
-  void do_model_state() override { ode_.natural_state(t_, y_, q_model_, v_model_); }
-
-  Ode ode_;
-  PartitionKeeper<NQ, NC, NR> keeper_;
-  EmbeddedRk<Ode> rk_;
-  bool restart_;  // re-initialize at a re-partition (FSAL tables)
-  typename Ode::State y_;
-  double t_ = 0.0;
+  using Sim::Sim;
+  long repartitions() const override { return this->ode().keeper().repartitions(); }
+  const Partition& partition() const override { return this->ode().keeper().partition(); }
 };
 
 // Fixed sizes for the pendulum and the double pendulum, dynamic sizes otherwise.
-template <template <int, int, int> class Sim, typename... Args>
-std::unique_ptr<Simulator> make_sized(const Model& model, const Partition& p, Args&&... args) {
+std::unique_ptr<Simulator> make_sized(const ErkCase& c, const Model& model, const Partition& p, double setting) {
   if (model.nq() == 2 && model.nc() == 1 && p.rank == 1)
-    return std::make_unique<Sim<2, 1, 1>>(model, p, std::forward<Args>(args)...);
+    return make_erk_simulator<KeptPartitionOde<2, 1, 1>, PartitionedSimulator>(c, model, setting, p);
   if (model.nq() == 4 && model.nc() == 2 && p.rank == 2)
-    return std::make_unique<Sim<4, 2, 2>>(model, p, std::forward<Args>(args)...);
-  return std::make_unique<Sim<Eigen::Dynamic, Eigen::Dynamic, Eigen::Dynamic>>(model, p, std::forward<Args>(args)...);
+    return make_erk_simulator<KeptPartitionOde<4, 2, 2>, PartitionedSimulator>(c, model, setting, p);
+  return make_erk_simulator<KeptPartitionOde<Eigen::Dynamic, Eigen::Dynamic, Eigen::Dynamic>, PartitionedSimulator>(
+      c, model, setting, p);
 }
 
 // The partition of Phi_q at the model's initial state.
@@ -174,13 +153,7 @@ class PartitionedFormulation final : public Formulation {
     return "natural coordinates partitioned into independent and dependent ones (full-pivoting LU of Phi_q, "
            "re-chosen as Phi_d degrades); ODE in the independent ones by velocity transformation";
   }
-  std::vector<IntegratorInfo> integrators() const override {
-    return {
-        {"rk4", SettingKind::kFixedStep, 0.5, 1e-5, "classical Runge-Kutta, fixed step", ""},
-        {"dopri5", SettingKind::kTolerance, 1e-2, 1e-13, "Dormand-Prince 5(4), adaptive (ARKODE's table)", ""},
-        {"fehlberg8", SettingKind::kTolerance, 1e-2, 1e-13, "Fehlberg 8(7), 13 stages, adaptive (ARKODE's table)", ""},
-    };
-  }
+  std::vector<IntegratorInfo> integrators() const override { return cases_.integrators(); }
   Accepts accepts() const override { return {{ElementRole::kJoint, ElementRole::kForce}, {}}; }
   std::string structure_unsupported_reason(const Model& model) const override {
     if (model.nq() > kMaxCoordinates)
@@ -191,20 +164,17 @@ class PartitionedFormulation final : public Formulation {
     return "";
   }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
-    if (integrator != "rk4" && integrator != "dopri5" && integrator != "fehlberg8")
-      throw SolverError(
-          fmt::format("partitioned: unknown integrator '{}' (known: rk4, dopri5, fehlberg8)", integrator));
-    if (!(setting > 0.0) || !std::isfinite(setting))
-      throw SolverError(fmt::format("partitioned: the setting must be positive and finite, got {}", setting));
+    const ErkCase c = cases_.find(name(), integrator, setting);
     if (const std::string why = unsupported_reason(model); !why.empty()) throw SolverError("partitioned: " + why);
-    const Partition p = initial_partition(model);
-    if (integrator == "rk4") return make_sized<Rk4Simulator>(model, p, setting);
-    return make_sized<ErkSimulator>(model, p, ButcherTable::from_arkode(integrator), setting);
+    return make_sized(c, model, initial_partition(model), setting);
   }
   std::string linearization_unsupported_reason(const Model& model) const override {
     return linearizer_unsupported_reason(model);
   }
   std::unique_ptr<Linearizer> create_linearizer(const Model& model) const override { return make_linearizer(model); }
+
+ private:
+  const ErkCases cases_{{&kRk4, &kDopri5, &kFehlberg8}};
 };
 
 }  // namespace

@@ -24,15 +24,8 @@
 // Contacts: frictionless point-plane contacts as events, located by re-integration, with Newton's
 // impact law through the joints' constrained inverse mass (common/contact_events.hpp,
 // projection_ode.hpp). Linearization: none.
-#include <fmt/format.h>
-
-#include <cmath>
-#include <utility>
-
-#include "common/explicit_rk.hpp"
-#include "common/independent_rows.hpp"
+#include "common/integrator_table.hpp"
 #include "core/formulation.hpp"
-#include "core/natural_coordinates.hpp"
 #include "projection/projection.hpp"
 #include "projection/projection_ode.hpp"
 #include "projection/simulators.hpp"
@@ -50,16 +43,16 @@ class Index1Formulation : public Formulation {
                     : "natural coordinates, index-1 equations through G M^-1 G^T, explicit Runge-Kutta, "
                       "no projection (constraint drift left as it grows)";
   }
-  std::vector<IntegratorInfo> integrators() const override { return index1_integrators(); }
+  std::vector<IntegratorInfo> integrators() const override { return index1_cases().integrators(); }
   // Any joint by its rows and any force element by Q(q, v): an explicit method needs no Jacobian;
   // contacts by their normal rows, as events.
   Accepts accepts() const override {
     return {{ElementRole::kJoint, ElementRole::kForce, ElementRole::kContact}, {}};
   }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
-    check_index1_request(name(), integrator, setting);
+    const ErkCase c = index1_cases().find(name(), integrator, setting);
     if (const std::string why = unsupported_reason(model); !why.empty()) throw SolverError(name() + ": " + why);
-    return make_simulator(model, integrator, setting, project_);
+    return make_index1<false>(c, model, setting, project_, LinearAlgebra::kAuto);
   }
   std::string linearization_unsupported_reason(const Model& /*model*/) const override {
     return "no linearization implemented for " + name() + " (the index-1 equations' constraint drift modes would "
@@ -82,30 +75,15 @@ class Unprojected final : public Index1Formulation {
 
 }  // namespace
 
-std::vector<IntegratorInfo> index1_integrators() {
-  return {
-      {"rk4", SettingKind::kFixedStep, 0.5, 1e-5, "classical Runge-Kutta, fixed step", ""},
-      {"fehlberg8-fixed", SettingKind::kFixedStep, 0.5, 1e-5,
-       "Fehlberg's 8th-order weights (ARKODE's 8(7) table, 13 stages) at a fixed step", ""},
-      {"dop853-fixed", SettingKind::kFixedStep, 0.5, 1e-5,
-       "Dormand-Prince's 8th-order method of DOP853 (12 stages) at a fixed step", ""},
-      {"dopri5", SettingKind::kTolerance, 1e-2, 1e-13, "Dormand-Prince 5(4), adaptive (ARKODE's table)", ""},
-      {"fehlberg8", SettingKind::kTolerance, 1e-2, 1e-13, "Fehlberg 8(7), 13 stages, adaptive (ARKODE's table)", ""},
-  };
-}
-
-void check_index1_request(const std::string& formulation, const std::string& integrator, double setting) {
-  if (integrator != "rk4" && integrator != "fehlberg8-fixed" && integrator != "dop853-fixed" && integrator != "dopri5" &&
-      integrator != "fehlberg8")
-    throw SolverError(fmt::format("{}: unknown integrator '{}' (known: rk4, fehlberg8-fixed, dop853-fixed, dopri5, fehlberg8)",
-                                  formulation, integrator));
-  if (!(setting > 0.0) || !std::isfinite(setting))
-    throw SolverError(fmt::format("{}: the setting must be positive and finite, got {}", formulation, setting));
+const ErkCases& index1_cases() {
+  static const ErkCases cases{{&kRk4, &kFehlberg8Fixed, &kDop853Fixed, &kDopri5, &kFehlberg8}};
+  return cases;
 }
 
 std::unique_ptr<Simulator> make_simulator(const Model& model, const std::string& integrator, double setting, bool project,
                                           LinearAlgebra la) {
-  return make_index1<false>(model, integrator, setting, project, la);
+  const ErkCase c = index1_cases().find(project ? "projection" : "unprojected", integrator, setting);
+  return make_index1<false>(c, model, setting, project, la);
 }
 
 MBS_REGISTER_FORMULATION(Projection);

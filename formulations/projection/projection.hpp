@@ -4,8 +4,8 @@
 
 #include <memory>
 #include <string>
-#include <vector>
 
+#include "common/integrator_table.hpp"
 #include "common/sparse_natural.hpp"
 #include "core/formulation.hpp"
 
@@ -23,15 +23,13 @@ class ProjectionRun {
   virtual void set_baumgarte(double alpha, double beta) = 0;
 };
 
-// The explicit Runge-Kutta integrators of the index-1 formulations ("projection", "unprojected",
-// "baumgarte"), and the check of a create() request against them: SolverError naming `formulation`
-// for an unknown integrator or a setting that is not positive and finite.
-std::vector<IntegratorInfo> index1_integrators();
-void check_index1_request(const std::string& formulation, const std::string& integrator, double setting);
+// The explicit Runge-Kutta cases of the index-1 formulations ("projection", "unprojected",
+// "baumgarte").
+const ErkCases& index1_cases();
 
-// The simulator of "projection" (project = true) or "unprojected" for integrator rk4,
-// fehlberg8-fixed, dop853-fixed, dopri5 or fehlberg8 at `setting` (the caller checks both); kAuto: dense or sparse
-// by model size.
+// The simulator of "projection" (project = true) or "unprojected" for one of index1_cases() at
+// `setting` (SolverError for another or a setting that is not positive and finite); kAuto: dense
+// or sparse by model size.
 std::unique_ptr<Simulator> make_simulator(const Model& model, const std::string& integrator, double setting, bool project,
                                           LinearAlgebra la = LinearAlgebra::kAuto);
 

@@ -23,10 +23,8 @@
 //
 // Linearization about a static equilibrium: in the tree's velocity coordinates as tangent
 // increments, M = H(q0) by CRBA and the gravity stiffness K analytic (linearizer.cpp).
-#include <fmt/format.h>
-
-#include "common/contact_events.hpp"
-#include "common/explicit_rk.hpp"
+#include "common/erk_simulators.hpp"
+#include "common/integrator_table.hpp"
 #include "core/formulation.hpp"
 #include "recursive/linearizer.hpp"
 #include "recursive/spatial_tree.hpp"
@@ -37,12 +35,15 @@ namespace {
 
 enum class Algorithm { kAba, kCrba };
 
+// The ODE of common/erk_simulators.hpp, on a tree that it owns.
 class TreeOde {
  public:
   using State = Eigen::VectorXd;
-  TreeOde(const Model& model, const SpatialTree& tree, Algorithm algorithm)
-      : tree_(tree), algorithm_(algorithm), contacts_(model, tree),
-        ws_(tree, algorithm == Algorithm::kCrba || contacts_.active()), forces_(tree, model), cdy_(size()) {}
+  static constexpr bool kContacts = true;  // a model without contacts takes the plain step
+  TreeOde(const Model& model, SpatialTree tree, Algorithm algorithm)
+      : model_(model), tree_(std::move(tree)), algorithm_(algorithm), contacts_(model, tree_),
+        ws_(tree_, algorithm == Algorithm::kCrba || contacts_.active()), forces_(tree_, model), cdy_(size()) {}
+  const char* name() const { return "recursive"; }
   int size() const { return tree_.nq + tree_.nv; }
   void rhs(double /*t*/, const State& y, State& dydt) {
     const auto q = y.head(tree_.nq);
@@ -71,102 +72,20 @@ class TreeOde {
     y.head(tree_.nq) = tree_.q0;
     y.tail(tree_.nv) = tree_.v0;
   }
-  void finish_step(State& y) const { normalize(tree_, y.head(tree_.nq)); }
-  void model_state(const Model& model, const State& y, Eigen::VectorXd& qn, Eigen::VectorXd& vn) {
-    recursive::model_state(tree_, model, y.head(tree_.nq), y.tail(tree_.nv), ws_, qn, vn);
+  // Quaternions renormalized after every step (file comment).
+  void finish_step(double /*t*/, State& y) const { normalize(tree_, y.head(tree_.nq)); }
+  void model_state(const State& y, Eigen::VectorXd& qn, Eigen::VectorXd& vn) {
+    recursive::model_state(tree_, model_, y.head(tree_.nq), y.tail(tree_.nv), ws_, qn, vn);
   }
 
  private:
-  const SpatialTree& tree_;
+  const Model& model_;
+  SpatialTree tree_;
   Algorithm algorithm_;
   TreeContacts contacts_;
   TreeWorkspace ws_;
   TreeForces forces_;  // the force elements (none: nothing evaluated)
   State cdy_;  // closed_forces' right-hand side
-};
-
-// Fixed-step cases: Method is Rk4<TreeOde> or FixedButcherRk<TreeOde> (its table after the ODE).
-template <class Method>
-class FixedSimulator final : public FixedStepSimulator {
- public:
-  template <class... Table>
-  FixedSimulator(const Model& model, SpatialTree tree, Algorithm algorithm, double h, const Table&... table)
-      : FixedStepSimulator(model, h), tree_(std::move(tree)), ode_(model, tree_, algorithm), rk_(ode_, table...),
-        y_(ode_.size()), events_(ode_, model) {}
-
- private:
-  void do_initialize_state() override {
-    ode_.initial_state(y_);
-    events_.reset();
-  }
-  void do_fixed_step(double h) override {
-    if (events_.active()) {
-      contact_step(h);
-      return;
-    }
-    rk_.step(time(), h, y_, stats_);
-    ode_.finish_step(y_);
-  }
-  EIGEN_DONT_INLINE void contact_step(double h) {
-    fixed_step_with_events(events_, "recursive", time(), h, y_, [this](double t0, double dt, Eigen::VectorXd& y) {
-      rk_.step(t0, dt, y, stats_);
-      ode_.finish_step(y);
-    });
-  }
-  void do_model_state() override { ode_.model_state(*model_, y_, q_model_, v_model_); }
-
-  SpatialTree tree_;
-  TreeOde ode_;
-  Method rk_;
-  Eigen::VectorXd y_;
-  ContactEvents<TreeOde> events_;
-};
-
-class ErkSimulator final : public Simulator {
- public:
-  ErkSimulator(const Model& model, SpatialTree tree, Algorithm algorithm, const ButcherTable& table, double tol)
-      : Simulator(model), tree_(std::move(tree)), ode_(model, tree_, algorithm), rk_(ode_, table, tol, tol), y_(ode_.size()),
-        events_(ode_, model), single_(ode_, table) {}
-
- private:
-  void do_initialize(double /*t_end*/) override {
-    ode_.initial_state(y_);
-    events_.reset();
-    t_ = 0.0;
-    rk_.initialize(t_, y_, stats_);
-  }
-  void do_step(double t_end) override {
-    if (events_.active()) {
-      contact_step(t_end);
-      return;
-    }
-    rk_.step(t_, y_, t_end, stats_);
-    ode_.finish_step(y_);
-  }
-  EIGEN_DONT_INLINE void contact_step(double t_end) {
-    adaptive_step_with_events(
-        events_, "recursive", t_, y_,
-        [&] {
-          rk_.step(t_, y_, t_end, stats_);
-          ode_.finish_step(y_);
-        },
-        [this](double ts, double dt, const Eigen::VectorXd& y0, Eigen::VectorXd& out) {
-          out = y0;
-          single_.step(ts, dt, out, stats_);
-          ode_.finish_step(out);
-        },
-        [this] { rk_.initialize(t_, y_, stats_); });
-  }
-  double do_time() const override { return t_; }
-  void do_model_state() override { ode_.model_state(*model_, y_, q_model_, v_model_); }
-
-  SpatialTree tree_;
-  TreeOde ode_;
-  EmbeddedRk<TreeOde> rk_;
-  Eigen::VectorXd y_;
-  ContactEvents<TreeOde> events_;
-  FixedButcherRk<TreeOde> single_;  // one step of the pair's propagating method, for event location
-  double t_ = 0.0;
 };
 
 class Recursive final : public Formulation {
@@ -175,20 +94,7 @@ class Recursive final : public Formulation {
   std::string description() const override {
     return "joint coordinates for kinematic trees (spatial vectors, quaternion spherical joints); ABA or CRBA + tree-sparse LTDL";
   }
-  std::vector<IntegratorInfo> integrators() const override {
-    return {
-        {"aba-rk4", SettingKind::kFixedStep, 0.5, 1e-5, "articulated-body algorithm; classical Runge-Kutta, fixed step", ""},
-        {"aba-dopri5", SettingKind::kTolerance, 1e-2, 1e-13, "articulated-body algorithm; Dormand-Prince 5(4), adaptive", ""},
-        {"aba-fehlberg8", SettingKind::kTolerance, 1e-2, 1e-13, "articulated-body algorithm; Fehlberg 8(7), adaptive", ""},
-        {"aba-dop853-fixed", SettingKind::kFixedStep, 0.5, 1e-5,
-         "articulated-body algorithm; Dormand-Prince's 8th-order method of DOP853 (12 stages), fixed step", ""},
-        {"crba-rk4", SettingKind::kFixedStep, 0.5, 1e-5, "CRBA + tree-sparse L^T D L; classical Runge-Kutta, fixed step", ""},
-        {"crba-dopri5", SettingKind::kTolerance, 1e-2, 1e-13, "CRBA + tree-sparse L^T D L; Dormand-Prince 5(4), adaptive", ""},
-        {"crba-fehlberg8", SettingKind::kTolerance, 1e-2, 1e-13, "CRBA + tree-sparse L^T D L; Fehlberg 8(7), adaptive", ""},
-        {"crba-dop853-fixed", SettingKind::kFixedStep, 0.5, 1e-5,
-         "CRBA + tree-sparse L^T D L; Dormand-Prince's 8th-order method of DOP853 (12 stages), fixed step", ""},
-    };
-  }
+  std::vector<IntegratorInfo> integrators() const override { return cases_.integrators(); }
   // Joints and contacts by kind (each is a tree joint or an event on a tree point of its own), force
   // elements of any kind (their Q in natural coordinates is mapped onto the tree's bodies by virtual
   // work, TreeForces).
@@ -206,21 +112,16 @@ class Recursive final : public Formulation {
   }
   std::unique_ptr<Linearizer> create_linearizer(const Model& model) const override { return make_linearizer(model); }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
+    const ErkCase c = cases_.find(name(), integrator, setting);
     SpatialTree tree;
     if (const std::string why = build_spatial_tree(model, tree); !why.empty()) throw SolverError(why);
-    const auto dash = integrator.find('-');
-    if (dash == std::string::npos) throw SolverError(fmt::format("recursive: unknown integrator {}", integrator));
-    const std::string algo = integrator.substr(0, dash), method = integrator.substr(dash + 1);
-    Algorithm algorithm;
-    if (algo == "aba") algorithm = Algorithm::kAba;
-    else if (algo == "crba") algorithm = Algorithm::kCrba;
-    else throw SolverError(fmt::format("recursive: unknown algorithm {}", algo));
-    if (method == "rk4") return std::make_unique<FixedSimulator<Rk4<TreeOde>>>(model, std::move(tree), algorithm, setting);
-    if (method == "dop853-fixed")
-      return std::make_unique<FixedSimulator<FixedButcherRk<TreeOde>>>(model, std::move(tree), algorithm, setting,
-                                                                      ButcherTable::dop853());
-    return std::make_unique<ErkSimulator>(model, std::move(tree), algorithm, ButcherTable::from_arkode(method), setting);
+    return make_erk_simulator<TreeOde>(c, model, setting, std::move(tree), c.variant == 0 ? Algorithm::kAba : Algorithm::kCrba);
   }
+
+ private:
+  // Every method under each algorithm (Algorithm's order).
+  const ErkCases cases_{{&kRk4, &kDopri5, &kFehlberg8, &kDop853Fixed},
+                        {{"aba-", "articulated-body algorithm"}, {"crba-", "CRBA + tree-sparse L^T D L"}}};
 };
 
 }  // namespace
