@@ -1,6 +1,6 @@
-// What the formulations built on SUNDIALS IDA share (ida-index3, ida-ggl): RAII owners of the
-// SUNDIALS objects and the names of IDA's return flags for error messages. Each formulation keeps
-// its own DAE, error test, weights and first step: those are what distinguishes them.
+// The SUNDIALS pieces under the IDA driver (common/ida_driver.hpp, ida-index3 and ida-ggl): RAII
+// owners of the SUNDIALS objects, the names of IDA's return flags for error messages, and KLU's
+// first pivots kept across runs.
 #pragma once
 
 #include <ida/ida.h>

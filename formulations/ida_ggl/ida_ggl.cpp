@@ -23,25 +23,12 @@
 // v' and set with IDASetInitStep; the weights before the first step use it (see ida-index3's file
 // header for why: IDA computes them once before the first step).
 #include <fmt/format.h>
-#include <ida/ida.h>
-#include <nvector/nvector_serial.h>
-#include <sunlinsol/sunlinsol_dense.h>
-#include <sunlinsol/sunlinsol_klu.h>
-#include <sunmatrix/sunmatrix_dense.h>
-#include <sunmatrix/sunmatrix_sparse.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <limits>
-#include <type_traits>
+#include <vector>
 
-#include "common/ida_support.hpp"
-#include "common/independent_rows.hpp"
-#include "common/kept_constraints.hpp"
-#include "common/length_scale.hpp"
+#include "common/ida_driver.hpp"
 #include "core/formulation.hpp"
 #include "ida_ggl/ggl_dae.hpp"
 
@@ -51,46 +38,16 @@ namespace mbs::ida_ggl {
 // The DAE
 
 GglDae::GglDae(const Model& model, bool sparse)
-    : nat_(model),
-      sparse_(sparse),
-      Q_(nat_.Q()),
-      dQ_dq_(nat_.has_force_elements() ? nat_.nq() : 0, nat_.has_force_elements() ? nat_.nq() : 0),
-      dQ_dv_(dQ_dq_.rows(), dQ_dq_.cols()),
-      rows_(independent_rows(nat_, model)),
+    : NaturalDae(model, sparse),
       kept_index_(nat_.nc(), -1),
-      inv_m_(nat_.M_diag().cwiseInverse()),
-      Phi_q_all_(nat_.nc(), nat_.nq()),
-      Phi_all_(nat_.nc()),
-      lambda_all_(Eigen::VectorXd::Zero(nat_.nc())),
       mu_all_(Eigen::VectorXd::Zero(nat_.nc())),
-      Phi_q_(nc(), nat_.nq()),
       tmp_n_(nat_.nq()) {
   for (int k = 0; k < nc(); ++k) kept_index_[rows_[k]] = k;
-  build_hessian_entries();
   if (sparse_) build_sparse_pattern();
 }
 
-// The constant second derivatives of the kept rows, Phi = s (d1 . d2 - c) (as
-// NaturalCoordinates::add_Phi_qq_times and ida-index3's sparse pattern).
-void GglDae::build_hessian_entries() {
-  const int dim = nat_.dim();
-  for (const int r : rows_) {
-    const ConstraintRow& row = nat_.rows()[r];
-    const Combo& d2 = row.same ? row.d1 : row.d2;
-    for (int a = 0; a < row.d1.n; ++a)
-      for (int b = 0; b < d2.n; ++b) {
-        const double x = row.s * row.d1.w[a] * d2.w[b];
-        for (int c = 0; c < dim; ++c) {
-          hess_.push_back({row.d1.off[a] + c, d2.off[b] + c, r, x});
-          hess_.push_back({d2.off[b] + c, row.d1.off[a] + c, r, x});
-        }
-      }
-  }
-}
-
 void GglDae::build_sparse_pattern() {
-  const int n = nq(), m = nc(), N = size();
-  Phi_q_sp_ = std::make_unique<SparseJacobian>(nat_, rows_);
+  const int n = nq(), m = nc();
   const auto& J = Phi_q_sp_->matrix();
   const int vel = 2 * n + m;  // first velocity-level row; also the first mu column
   std::vector<Eigen::Triplet<double, int>> t;
@@ -112,16 +69,7 @@ void GglDae::build_sparse_pattern() {
     t.emplace_back(n + e.i, e.j, 1.0);
     t.emplace_back(vel + kept_index_[e.row], e.j, 1.0);
   }
-  Eigen::SparseMatrix<double, Eigen::ColMajor, int> A(N, N);
-  A.setFromTriplets(t.begin(), t.end());
-  A.makeCompressed();
-  col_ptr_.assign(A.outerIndexPtr(), A.outerIndexPtr() + N + 1);
-  row_ind_.assign(A.innerIndexPtr(), A.innerIndexPtr() + A.nonZeros());
-  auto slot = [&](int i, int j) {
-    const int* inner = A.innerIndexPtr();
-    const int* p = std::lower_bound(inner + A.outerIndexPtr()[j], inner + A.outerIndexPtr()[j + 1], i);
-    return static_cast<int>(p - inner);
-  };
+  set_pattern(size(), t);
   for (int i = 0; i < n; ++i) {
     slot_qq_.push_back(slot(i, i));
     slot_qv_.push_back(slot(i, n + i));
@@ -142,11 +90,6 @@ void GglDae::build_sparse_pattern() {
   }
 }
 
-void GglDae::kept_Phi_q(const Eigen::Ref<const Eigen::VectorXd>& q) {
-  nat_.Phi_q(q, Phi_q_all_);
-  for (int k = 0; k < nc(); ++k) Phi_q_.row(k) = Phi_q_all_.row(rows_[k]);
-}
-
 void GglDae::residual(const Eigen::Ref<const Eigen::VectorXd>& y, const Eigen::Ref<const Eigen::VectorXd>& yp,
                       Eigen::Ref<Eigen::VectorXd> F) {
   const int n = nq(), m = nc();
@@ -155,8 +98,7 @@ void GglDae::residual(const Eigen::Ref<const Eigen::VectorXd>& y, const Eigen::R
   auto F_kin = F.head(n), F_dyn = F.segment(n, n), F_vel = F.tail(m);
 
   if (sparse_) {
-    Phi_q_sp_->evaluate(q);
-    const auto& G = Phi_q_sp_->matrix();
+    const auto& G = kept_Phi_q_sparse(q);
     tmp_n_.noalias() = G.transpose() * mu;
     F_dyn.noalias() = G.transpose() * lambda;
     F_vel.noalias() = G * v;
@@ -169,26 +111,17 @@ void GglDae::residual(const Eigen::Ref<const Eigen::VectorXd>& y, const Eigen::R
   // kinematics: q' - v + M^-1 Phi_q^T mu = 0
   F_kin = q_dot - v + inv_m_.cwiseProduct(tmp_n_);
   // dynamics: M v' + Phi_q^T lambda - Q = 0
-  F_dyn += nat_.M_diag().cwiseProduct(v_dot);
-  if (nat_.has_force_elements()) {
-    nat_.Q(q, v, Q_);
-    F_dyn -= Q_;
-  } else {
-    F_dyn -= nat_.Q();
-  }
+  add_M_v_dot_minus_Q(q, v, v_dot, F_dyn);
   // position level: Phi(q) = 0 (kept rows); the velocity level Phi_q v = 0 is written above.
-  nat_.Phi(q, Phi_all_);
-  for (int k = 0; k < m; ++k) F[2 * n + k] = Phi_all_[rows_[k]];
+  kept_Phi(q, F.segment(2 * n, m));
 }
 
 void GglDae::jacobian(double cj, const Eigen::Ref<const Eigen::VectorXd>& y, Eigen::Ref<Eigen::MatrixXd> J) {
   const int n = nq(), m = nc(), vel = 2 * n + m;
-  const auto q = y.head(n), v = y.segment(n, n), lambda = y.segment(2 * n, m), mu = y.tail(m);
+  const auto q = y.head(n), v = y.segment(n, n);
   J.setZero();
-  for (int k = 0; k < m; ++k) {  // dropped rows stay 0
-    lambda_all_[rows_[k]] = lambda[k];
-    mu_all_[rows_[k]] = mu[k];
-  }
+  scatter(y.segment(2 * n, m), lambda_all_);
+  scatter(y.tail(m), mu_all_);
 
   // Second derivatives: kinematics M^-1 sum mu_k Phi_k,qq, dynamics sum lambda_k Phi_k,qq,
   // velocity level d(Phi_q v)/dq (row k: v^T Phi_k,qq).
@@ -205,14 +138,7 @@ void GglDae::jacobian(double cj, const Eigen::Ref<const Eigen::VectorXd>& y, Eig
   J.block(0, vel, n, m) = inv_m_.asDiagonal() * Phi_q_.transpose();
 
   // dynamics rows: [sum lambda_k Phi_k,qq - dQ/dq, cj M - dQ/dv, Phi_q^T, 0]
-  if (nat_.has_force_elements()) {
-    dQ_dq_.setZero();
-    dQ_dv_.setZero();
-    nat_.add_Q_jacobians(q, v, dQ_dq_, dQ_dv_);
-    J.block(n, 0, n, n) -= dQ_dq_;
-    J.block(n, n, n, n) = -dQ_dv_;
-  }
-  J.block(n, n, n, n).diagonal() += cj * nat_.M_diag();
+  add_dynamics_blocks(cj, q, v, J.block(n, 0, n, n), J.block(n, n, n, n));
   J.block(n, 2 * n, n, m) = Phi_q_.transpose();
 
   // position-level rows: [Phi_q, 0, 0, 0]; velocity-level rows: [d(Phi_q v)/dq, Phi_q, 0, 0]
@@ -222,15 +148,14 @@ void GglDae::jacobian(double cj, const Eigen::Ref<const Eigen::VectorXd>& y, Eig
 
 void GglDae::jacobian_sparse(double cj, const Eigen::Ref<const Eigen::VectorXd>& y, double* values) {
   const int n = nq(), m = nc();
-  const auto q = y.head(n), v = y.segment(n, n), lambda = y.segment(2 * n, m), mu = y.tail(m);
+  const auto q = y.head(n), v = y.segment(n, n);
   std::fill(values, values + row_ind_.size(), 0.0);
   for (int i = 0; i < n; ++i) {
     values[slot_qq_[i]] = cj;
     values[slot_qv_[i]] = -1.0;
     values[slot_vv_[i]] = cj * nat_.M_diag()[i];
   }
-  Phi_q_sp_->evaluate(q);
-  const auto& G = Phi_q_sp_->matrix();
+  const auto& G = kept_Phi_q_sparse(q);
   const double* g = G.valuePtr();
   for (int k = 0, p = 0; k < m; ++k)
     for (; p < G.outerIndexPtr()[k + 1]; ++p) {
@@ -240,10 +165,8 @@ void GglDae::jacobian_sparse(double cj, const Eigen::Ref<const Eigen::VectorXd>&
       values[slot_pos_q_[p]] = g[p];
       values[slot_vel_v_[p]] = g[p];
     }
-  for (int k = 0; k < m; ++k) {
-    lambda_all_[rows_[k]] = lambda[k];
-    mu_all_[rows_[k]] = mu[k];
-  }
+  scatter(y.segment(2 * n, m), lambda_all_);
+  scatter(y.tail(m), mu_all_);
   for (size_t p = 0; p < hess_.size(); ++p) {
     const HessEntry& e = hess_[p];
     values[hslot_kin_[p]] += inv_m_[e.i] * mu_all_[e.row] * e.coef;
@@ -253,271 +176,59 @@ void GglDae::jacobian_sparse(double cj, const Eigen::Ref<const Eigen::VectorXd>&
 }
 
 void GglDae::consistent_initial_conditions(Eigen::Ref<Eigen::VectorXd> y, Eigen::Ref<Eigen::VectorXd> yp) {
-  const int n = nq(), m = nc();
-  auto q = y.head(n), v = y.segment(n, n), lambda = y.segment(2 * n, m), mu = y.tail(m);
-  q = nat_.model().initial_q();
-  v = nat_.model().initial_v();
-  mu.setZero();
-  // Setup only: the shared toolkit's projection of v onto Phi_q v = 0 and its index-1 accelerations
-  // and multipliers (common/kept_constraints.hpp), on the same kept rows.
-  RunStats setup_stats;
-  KeptConstraints<Eigen::Dynamic, Eigen::Dynamic> kc(nat_, rows_, setup_stats, sparse_, "ida-ggl");
-  kc.load(q, v);
-  kc.project_velocities(v);
-  kc.load(q, v);
-  nat_.Q(q, v, Q_);
-  Eigen::VectorXd a(n), lambda_kept(m);
-  kc.accelerations(Q_, a, lambda_kept);
-  lambda = lambda_kept;
-  yp.head(n) = v;  // mu = 0
-  yp.segment(n, n) = a;
+  consistent_q_v_lambda("ida-ggl", y, yp);  // q' = v0 as mu0 = 0
+  y.tail(nc()).setZero();                   // mu0
   // lambda' and mu' are not determined at this level; they only seed IDA's first predictor.
-  yp.tail(2 * m).setZero();
+  yp.tail(2 * nc()).setZero();
 }
 
 // ---------------------------------------------------------------------------------------------
-// The IDA simulator (the SUNDIALS ownership and flag handling as in ida-index3's)
+// The IDA simulator: the common driver (common/ida_driver.hpp) with this formulation's weights
+// and first step.
 
 namespace {
 
-using ida::ContextPtr;  // the SUNDIALS owners and flag names shared (common/ida_support.hpp)
-using ida::flag_name;
-using ida::IdaPtr;
-using ida::MatrixPtr;
-using ida::SolverPtr;
-using ida::VectorPtr;
-
-class GglSimulator final : public Simulator {
+class GglSimulator final : public ida::Driver<GglDae> {
  public:
   GglSimulator(const Model& model, double rtol, ErrorTest error_test, bool sparse)
-      : Simulator(model), dae_(model, sparse), n_(dae_.size()), rtol_(rtol) {
-    const double length = min_model_length(model);
-    atol_ = rtol_ * (std::isfinite(length) ? length : 1.0);
-    atol_v_ = atol_ / 1.0;  // m/s: the position tolerance per second
-    // The mass in the multipliers' weights (kg): the lightest point mass or body (see ida-index3).
-    m_min_ = std::numeric_limits<double>::infinity();
-    for (const PointMass& p : model.points) m_min_ = std::min(m_min_, p.mass);
-    for (const RigidBody& b : model.bodies) m_min_ = std::min(m_min_, b.mass);
-    if (!std::isfinite(m_min_)) m_min_ = 1.0;
-
-    SUNContext ctx = nullptr;
-    if (const int flag = SUNContext_Create(nullptr, &ctx); flag != 0)
-      throw SolverError(fmt::format("ida-ggl: SUNContext_Create failed with flag {}", flag));
-    ctx_.reset(ctx);
-    yy_.reset(new_vector());
-    yp_.reset(new_vector());
-    id_.reset(new_vector());
-
-    mem_.reset(IDACreate(ctx_.get()));
-    if (!mem_) throw SolverError("ida-ggl: IDACreate failed");
-    check(IDASetErrHandlerFn(mem_.get(), &GglSimulator::error_handler, this), "IDASetErrHandlerFn");
-    N_VConst(0.0, yy_.get());
-    N_VConst(0.0, yp_.get());
-    check(IDAInit(mem_.get(), &GglSimulator::residual_fn, 0.0, yy_.get(), yp_.get()), "IDAInit");
-    check(IDASetUserData(mem_.get(), this), "IDASetUserData");
-
-    if (dae_.sparse()) {
-      A_.reset(SUNSparseMatrix(n_, n_, static_cast<sunindextype>(dae_.row_indices().size()), CSC_MAT, ctx_.get()));
-      if (!A_) throw SolverError("ida-ggl: SUNSparseMatrix failed");
-      LS_.reset(SUNLinSol_KLU(yy_.get(), A_.get(), ctx_.get()));
-      if (!LS_) throw SolverError("ida-ggl: SUNLinSol_KLU failed");
-      klu_ = std::make_unique<ida::KluFirstPivots>(LS_.get());
-    } else {
-      A_.reset(SUNDenseMatrix(n_, n_, ctx_.get()));
-      if (!A_) throw SolverError("ida-ggl: SUNDenseMatrix failed");
-      LS_.reset(SUNLinSol_Dense(yy_.get(), A_.get(), ctx_.get()));
-      if (!LS_) throw SolverError("ida-ggl: SUNLinSol_Dense failed");
-    }
-    check_ls(IDASetLinearSolver(mem_.get(), LS_.get(), A_.get()), "IDASetLinearSolver");
-    check_ls(IDASetJacFn(mem_.get(), &GglSimulator::jacobian_fn), "IDASetJacFn");
-
-    // id = 1: differential, in the error test; id = 0: algebraic, suppressed (see top of file).
-    const int nq = dae_.nq();
-    Eigen::Map<Eigen::VectorXd> id(N_VGetArrayPointer(id_.get()), n_);
-    id.setZero();
-    id.head(nq).setOnes();
-    if (error_test == ErrorTest::kPositionsAndVelocities) id.segment(nq, nq).setOnes();
-    check(IDASetId(mem_.get(), id_.get()), "IDASetId");
-    check(IDASetSuppressAlg(mem_.get(), SUNTRUE), "IDASetSuppressAlg");
-    check(IDASetMaxNumSteps(mem_.get(), 1000000), "IDASetMaxNumSteps");
-    check(IDAWFtolerances(mem_.get(), &GglSimulator::weights_fn), "IDAWFtolerances");
-    y0_.resize(n_);
-    yp0_.resize(n_);
-    dae_.consistent_initial_conditions(y0_, yp0_);
-  }
+      : Driver(model, sparse, rtol, error_test, {"ida-ggl: ", "y = (q, v, lambda, mu)"}),
+        atol_v_(tolerances().atol / 1.0) {}  // m/s: the position tolerance per second
 
  private:
-  void do_initialize(double t_end) override {
-    y() = y0_;
-    yp() = yp0_;
-    t_ = 0.0;
-    message_[0] = '\0';
-    check(IDAReInit(mem_.get(), 0.0, yy_.get(), yp_.get()), "IDAReInit");
-    if (klu_) klu_->begin_run();
-    h0_ = initial_step(t_end);
-    check(IDASetInitStep(mem_.get(), h0_), "IDASetInitStep");
-    check(IDASetStopTime(mem_.get(), t_end), "IDASetStopTime");  // every run: IDA disables it once reached
-  }
-
-  // The first step (s): 0.001 t_end as IDA's default, shortened so that |h q'| <= 0.5 and
-  // h^2 |q''| <= 1 in q's weighted RMS norm, and |h v'| <= 0.5 in v's.
-  double initial_step(double t_end) const {
-    const int nq = dae_.nq();
-    double sv = 0.0, sa = 0.0, sva = 0.0;
+  // ida-index3's rule on q' and q'', and |h v'| <= 0.5 in v's weighted RMS norm when v is in the
+  // error test.
+  double do_first_step(double t_end) const override {
+    double h = first_step_from_q(t_end);
+    if (!velocities_in_error_test()) return h;
+    const int nq = dae().nq();
+    const double rtol = tolerances().rtol;
+    double sva = 0.0;
     for (int i = 0; i < nq; ++i) {
-      const double w = 1.0 / (rtol_ * std::abs(y0_[i]) + atol_);
-      const double wv = 1.0 / (rtol_ * std::abs(y0_[nq + i]) + atol_v_);
-      sv += (w * yp0_[i]) * (w * yp0_[i]);
-      sa += (w * yp0_[nq + i]) * (w * yp0_[nq + i]);
-      sva += (wv * yp0_[nq + i]) * (wv * yp0_[nq + i]);
+      const double wv = 1.0 / (rtol * std::abs(y0()[nq + i]) + atol_v_);
+      sva += (wv * yp0()[nq + i]) * (wv * yp0()[nq + i]);
     }
-    const double v_norm = std::sqrt(sv / nq), a_norm = std::sqrt(sa / nq), va_norm = std::sqrt(sva / nq);
-    double h = 1e-3 * t_end;
-    if (v_norm * h > 0.5) h = 0.5 / v_norm;
-    if (a_norm * h * h > 1.0) h = 1.0 / std::sqrt(a_norm);
-    if (error_test_velocities() && va_norm * h > 0.5) h = 0.5 / va_norm;
+    const double va_norm = std::sqrt(sva / nq);
+    if (va_norm * h > 0.5) h = 0.5 / va_norm;
     return h;
   }
-  bool error_test_velocities() const { return N_VGetArrayPointer(id_.get())[dae_.nq()] == 1.0; }
 
-  void do_step(double t_end) override {
-    double t_ret = t_;
-    const int flag = IDASolve(mem_.get(), t_end, &t_ret, yy_.get(), yp_.get(), IDA_ONE_STEP);
-    if (flag < 0) {
-      do_finish_run();  // the counters up to the failure, for the failed row
-      check(flag, "IDASolve");
-    }
-    t_ = t_ret;
-  }
-
-  void do_finish_run() override {
-    long n_res = 0, n_jac = 0, n_newton = 0, n_err_fails = 0, n_conv_fails = 0;
-    check(IDAGetNumResEvals(mem_.get(), &n_res), "IDAGetNumResEvals");
-    check_ls(IDAGetNumJacEvals(mem_.get(), &n_jac), "IDAGetNumJacEvals");
-    check(IDAGetNumNonlinSolvIters(mem_.get(), &n_newton), "IDAGetNumNonlinSolvIters");
-    check(IDAGetNumErrTestFails(mem_.get(), &n_err_fails), "IDAGetNumErrTestFails");
-    check(IDAGetNumNonlinSolvConvFails(mem_.get(), &n_conv_fails), "IDAGetNumNonlinSolvConvFails");
-    stats_.rhs_evals = n_res;
-    stats_.jacobian_evals = n_jac;
-    stats_.newton_iterations = n_newton;
-    stats_.failures = n_err_fails + n_conv_fails;
-  }
-
-  double do_time() const override { return t_; }
-
- public:
-  const GglDae& dae() const { return dae_; }
-  Eigen::VectorXd state() const { return Eigen::Map<const Eigen::VectorXd>(N_VGetArrayPointer(yy_.get()), n_); }
-
- private:
-
-  void do_model_state() override {
-    const int nq = dae_.nq();
-    const double* data = N_VGetArrayPointer(yy_.get());
-    q_model_ = Eigen::Map<const Eigen::VectorXd>(data, nq);
-    v_model_ = Eigen::Map<const Eigen::VectorXd>(data + nq, nq);
-  }
-
-  Eigen::Map<Eigen::VectorXd> y() { return {N_VGetArrayPointer(yy_.get()), n_}; }
-  Eigen::Map<Eigen::VectorXd> yp() { return {N_VGetArrayPointer(yp_.get()), n_}; }
-
-  N_Vector new_vector() {
-    N_Vector v = N_VNew_Serial(n_, ctx_.get());
-    if (v == nullptr) throw SolverError("ida-ggl: N_VNew_Serial failed");
-    return v;
-  }
-
-  void check(int flag, const char* function) const { check_flag(flag, function, false); }
-  void check_ls(int flag, const char* function) const { check_flag(flag, function, true); }
-  void check_flag(int flag, const char* function, bool linear_solver) const {
-    if (flag >= 0) return;
-    std::string what = fmt::format("ida-ggl: {} failed with flag {} ({}) at t = {}", function, flag,
-                                   flag_name(flag, linear_solver), t_);
-    if (message_[0] != '\0') what += fmt::format(": {}", message_.data());
-    long ls_flag = 0;
-    if (mem_ && IDAGetLastLinFlag(mem_.get(), &ls_flag) == IDALS_SUCCESS && ls_flag == SUNLS_LUFACT_FAIL)
-      what += fmt::format(" (iteration matrix singular: zero pivot in column {} of {}; y = (q, v, lambda, mu))",
-                          SUNLinSolLastFlag(LS_.get()), n_);
-    throw SolverError(what);
-  }
-
-  // IDA callbacks; user_data is the simulator. They allocate nothing.
-  static int residual_fn(realtype /*t*/, N_Vector yy, N_Vector yp, N_Vector rr, void* user_data) {
-    auto* self = static_cast<GglSimulator*>(user_data);
-    const int n = self->n_;
-    self->dae_.residual(Eigen::Map<const Eigen::VectorXd>(N_VGetArrayPointer(yy), n),
-                        Eigen::Map<const Eigen::VectorXd>(N_VGetArrayPointer(yp), n),
-                        Eigen::Map<Eigen::VectorXd>(N_VGetArrayPointer(rr), n));
-    return 0;
-  }
-
-  static int jacobian_fn(realtype /*t*/, realtype cj, N_Vector yy, N_Vector /*yp*/, N_Vector /*rr*/, SUNMatrix J,
-                         void* user_data, N_Vector, N_Vector, N_Vector) {
-    auto* self = static_cast<GglSimulator*>(user_data);
-    const int n = self->n_;
-    if (self->dae_.sparse()) {  // IDA zeroes the whole matrix, pattern included, before each call
-      self->klu_->before_setup();
-      const auto& cp = self->dae_.column_pointers();
-      const auto& ri = self->dae_.row_indices();
-      std::copy(cp.begin(), cp.end(), SUNSparseMatrix_IndexPointers(J));
-      std::copy(ri.begin(), ri.end(), SUNSparseMatrix_IndexValues(J));
-      self->dae_.jacobian_sparse(cj, Eigen::Map<const Eigen::VectorXd>(N_VGetArrayPointer(yy), n),
-                                 SUNSparseMatrix_Data(J));
-      return 0;
-    }
-    self->dae_.jacobian(cj, Eigen::Map<const Eigen::VectorXd>(N_VGetArrayPointer(yy), n),
-                        Eigen::Map<Eigen::MatrixXd>(SUNDenseMatrix_Data(J), n, n));
-    return 0;
-  }
-
-  // Error weights, 1 / tolerance, recomputed by IDA before every step (top of file).
-  static int weights_fn(N_Vector yy, N_Vector ewt, void* user_data) {
-    auto* self = static_cast<GglSimulator*>(user_data);
-    double h = 0.0;
-    long steps = 0;
-    if (IDAGetNumSteps(self->mem_.get(), &steps) < 0) return -1;
-    if (steps == 0) {
-      h = self->h0_;
-    } else if (IDAGetCurrentStep(self->mem_.get(), &h) < 0) {
-      return -1;
-    }
-    h = std::abs(h);
-    if (h == 0.0) h = 1.0;  // guard (h0_ > 0 once a run starts)
-    const int nq = self->dae_.nq(), nc = self->dae_.nc();
-    const double rtol = self->rtol_, atol = self->atol_, atol_v = self->atol_v_, m_min = self->m_min_;
-    const double* y = N_VGetArrayPointer(yy);
-    double* w = N_VGetArrayPointer(ewt);
-    for (int i = 0; i < nq; ++i) w[i] = 1.0 / (rtol * std::abs(y[i]) + atol);
+  // 1 / tolerance (top of file): q and v plain; lambda and mu scaled by h.
+  void do_error_weights(double h, const double* y, double* w) const override {
+    const int nq = dae().nq(), nc = dae().nc();
+    const ida::Tolerances& tol = tolerances();
+    const double rtol = tol.rtol, atol = tol.atol, atol_v = atol_v_, m_min = tol.m_min;
+    for (int i = 0; i < nq; ++i) w[i] = tol.q_weight(y[i]);
     for (int i = nq; i < 2 * nq; ++i) w[i] = 1.0 / (rtol * std::abs(y[i]) + atol_v);
     for (int i = 2 * nq; i < 2 * nq + nc; ++i) w[i] = h / (rtol * h * std::abs(y[i]) + m_min * atol_v);
     for (int i = 2 * nq + nc; i < 2 * nq + 2 * nc; ++i) w[i] = h / (rtol * h * std::abs(y[i]) + m_min * atol);
-    return 0;
   }
 
-  // Keeps IDA's last message (no allocation: warnings can arrive during timed steps).
-  static void error_handler(int /*error_code*/, const char* /*module*/, const char* /*function*/, char* msg,
-                            void* eh_data) {
-    auto* self = static_cast<GglSimulator*>(eh_data);
-    std::snprintf(self->message_.data(), self->message_.size(), "%s", msg != nullptr ? msg : "");
-  }
-
-  GglDae dae_;
-  int n_;
-  double rtol_, atol_ = 0.0, atol_v_ = 0.0, m_min_ = 1.0;
-  double t_ = 0.0, h0_ = 0.0;
-  Eigen::VectorXd y0_, yp0_;
-  std::array<char, 512> message_{};
-  // Declaration order is destruction order reversed: IDA memory first, the context last.
-  ContextPtr ctx_;
-  VectorPtr yy_, yp_, id_;
-  MatrixPtr A_;
-  SolverPtr LS_;
-  std::unique_ptr<ida::KluFirstPivots> klu_;  // the sparse path's pivot keeping (ida_support.hpp)
-  IdaPtr mem_;
+  double atol_v_;
 };
 
-class IdaGgl final : public Formulation {
+class IdaGgl final : public ida::BdfFormulation {
  public:
+  IdaGgl() : BdfFormulation([](const Model& model, double rtol) { return make_simulator(model, rtol); }) {}
   std::string name() const override { return "ida-ggl"; }
   std::string description() const override {
     return "natural coordinates, GGL stabilized index-2 DAE in (q, v, lambda, mu), SUNDIALS IDA with analytic Jacobian";
@@ -525,13 +236,6 @@ class IdaGgl final : public Formulation {
   std::vector<IntegratorInfo> integrators() const override {
     return {{"bdf", SettingKind::kTolerance, 1e-3, 1e-13,
              "SUNDIALS IDA, variable-order BDF, GGL index 2, lambda and mu out of the error test", {}}};
-  }
-  // Joints and force elements through NaturalCoordinates; no contact role: contacts are unsupported
-  // (IDA would need event location and an impact map restarting the DAE, as in ida-index3).
-  Accepts accepts() const override { return {{ElementRole::kJoint, ElementRole::kForce}, {}}; }
-  std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
-    if (integrator != "bdf") throw SolverError(fmt::format("ida-ggl: unknown integrator '{}'", integrator));
-    return make_simulator(model, setting);
   }
   // No linearizer of its own: linearized about an equilibrium (v = 0, mu = 0), the GGL pencil in
   // (dq, dv, dlambda, dmu) has exactly the finite eigenvalues of ida-index3's index-3 pencil (for
@@ -546,9 +250,7 @@ class IdaGgl final : public Formulation {
 }  // namespace
 
 std::unique_ptr<Simulator> make_simulator(const Model& model, double rtol, ErrorTest error_test, LinearAlgebra la) {
-  if (!(rtol > 0.0) || !std::isfinite(rtol))
-    throw SolverError(fmt::format("ida-ggl: rtol must be positive and finite, got {}", rtol));
-  return std::make_unique<GglSimulator>(model, rtol, error_test, sparse_path(la, model));
+  return ida::make_checked<GglSimulator>("ida-ggl", model, rtol, error_test, la);
 }
 
 namespace {
