@@ -11,6 +11,7 @@
 #include "alm_index3/trapezoidal.hpp"
 #include "common/sparse_natural.hpp"
 #include "core/formulation.hpp"
+#include "core/natural_coordinates.hpp"
 
 namespace mbs::alm_index3 {
 
@@ -19,10 +20,13 @@ namespace mbs::alm_index3 {
 std::unique_ptr<Simulator> make_simulator(const Model& model, double h, LinearAlgebra la) {
   if (!(h > 0.0) || !std::isfinite(h))
     throw SolverError(fmt::format("alm-index3: step size must be positive and finite, got {}", h));
-  const bool sparse = sparse_path(la, model);
-  if (!sparse && model.nq() == 2 && model.nc() == 1) return std::make_unique<TrapezoidalSimulator<2, 1>>(model, h);
-  if (!sparse && model.nq() == 4 && model.nc() == 2) return std::make_unique<TrapezoidalSimulator<4, 2>>(model, h);
-  return std::make_unique<TrapezoidalSimulator<Eigen::Dynamic, Eigen::Dynamic>>(model, h, sparse);
+  constexpr int X = Eigen::Dynamic;
+  if (sparse_path(la, model)) return std::make_unique<TrapezoidalSimulator<X, X, SparseTangentSolver>>(model, h);
+  if (model.nq() == 2 && model.nc() == 1) return std::make_unique<TrapezoidalSimulator<2, 1, DenseTangent<2>>>(model, h);
+  if (model.nq() == 4 && model.nc() == 2) return std::make_unique<TrapezoidalSimulator<4, 2, DenseTangent<4>>>(model, h);
+  if (NaturalCoordinates(model).has_force_elements())  // an unsymmetric tangent
+    return std::make_unique<TrapezoidalSimulator<X, X, DenseUnsymmetricTangent>>(model, h);
+  return std::make_unique<TrapezoidalSimulator<X, X, DenseTangent<X>>>(model, h);
 }
 
 namespace {

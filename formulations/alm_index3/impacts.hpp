@@ -61,8 +61,8 @@ constexpr double kReleaseForcePerWeight = 1e-4;
 constexpr double kMinSubstep = 1e-2;
 constexpr int kMaxImpactsPerStep = 1000;  // a guard against loops only
 
-template <int NQ, int NC>
-void TrapezoidalSimulator<NQ, NC>::init_contacts(const Model& model) {
+template <int NQ, int NC, typename Solver>
+void TrapezoidalSimulator<NQ, NC, Solver>::init_contacts(const Model& model) {
   contacts_ = contact_rows(model);
   g_norm_ = model.gravity.size() > 0 ? model.gravity.norm() : 0.0;
   pi_tol_ = kReleaseForcePerWeight * m_ref_ * std::max(1.0, g_norm_);
@@ -70,21 +70,21 @@ void TrapezoidalSimulator<NQ, NC>::init_contacts(const Model& model) {
 }
 
 // Impacts slower than this are plastic and close their contact (kPersistentSpeed).
-template <int NQ, int NC>
-void TrapezoidalSimulator<NQ, NC>::set_contact_threshold(double h) {
+template <int NQ, int NC, typename Solver>
+void TrapezoidalSimulator<NQ, NC, Solver>::set_contact_threshold(double h) {
   v_thr_ = std::max(kPersistentSpeed, 2.0 * g_norm_ * h);
 }
 
-template <int NQ, int NC>
-double TrapezoidalSimulator<NQ, NC>::gap(int j, const Vec& q) const {
+template <int NQ, int NC, typename Solver>
+double TrapezoidalSimulator<NQ, NC, Solver>::gap(int j, const Vec& q) const {
   const Contact& c = contacts_[j];
   double g = -c.d0;
   for (int d = 0; d < dim_; ++d) g += c.n[d] * q[c.off + d];
   return g;
 }
 
-template <int NQ, int NC>
-double TrapezoidalSimulator<NQ, NC>::normal(int j, const Vec& v) const {
+template <int NQ, int NC, typename Solver>
+double TrapezoidalSimulator<NQ, NC, Solver>::normal(int j, const Vec& v) const {
   const Contact& c = contacts_[j];
   double s = 0.0;
   for (int d = 0; d < dim_; ++d) s += c.n[d] * v[c.off + d];
@@ -92,24 +92,24 @@ double TrapezoidalSimulator<NQ, NC>::normal(int j, const Vec& v) const {
 }
 
 // x += s n_j (the generalized force of the contact row with multiplier s).
-template <int NQ, int NC>
-void TrapezoidalSimulator<NQ, NC>::add_normal(int j, double s, Vec& x) const {
+template <int NQ, int NC, typename Solver>
+void TrapezoidalSimulator<NQ, NC, Solver>::add_normal(int j, double s, Vec& x) const {
   const Contact& c = contacts_[j];
   for (int d = 0; d < dim_; ++d) x[c.off + d] += s * c.n[d];
 }
 
 // T += alpha n n^T for every active contact row (the rows are linear: no geometric stiffness).
-template <int NQ, int NC>
-void TrapezoidalSimulator<NQ, NC>::add_contact_stiffness(double alpha) {
+template <int NQ, int NC, typename Solver>
+void TrapezoidalSimulator<NQ, NC, Solver>::add_contact_stiffness(double alpha, Mat& T) {
   for (int a = 0; a < n_active_; ++a) {
     const Contact& c = contacts_[active_[a]];
     for (int r = 0; r < dim_; ++r)
-      for (int s = 0; s < dim_; ++s) T_(c.off + r, c.off + s) += alpha * c.n[r] * c.n[s];
+      for (int s = 0; s < dim_; ++s) T(c.off + r, c.off + s) += alpha * c.n[r] * c.n[s];
   }
 }
 
-template <int NQ, int NC>
-void TrapezoidalSimulator<NQ, NC>::set_active(const std::vector<char>& flags) {
+template <int NQ, int NC, typename Solver>
+void TrapezoidalSimulator<NQ, NC, Solver>::set_active(const std::vector<char>& flags) {
   n_active_ = 0;
   for (int j = 0; j < nct_; ++j)
     if (flags[j]) active_[n_active_++] = j;
@@ -120,8 +120,8 @@ void TrapezoidalSimulator<NQ, NC>::set_active(const std::vector<char>& flags) {
 // as a sub-step to the estimated instant of impact (the contacts that hit as bilateral rows: the
 // position projection), the impact law is applied there, and the rest of the step follows from
 // the post-impact state (again checked for impacts), so the step still ends at t_n + h.
-template <int NQ, int NC>
-void TrapezoidalSimulator<NQ, NC>::contact_step() {
+template <int NQ, int NC, typename Solver>
+void TrapezoidalSimulator<NQ, NC, Solver>::contact_step() {
   double rest = h_nom_;  // time left in the step
   for (int events = 0;; ++events) {
     if (events == kMaxImpactsPerStep)
@@ -200,13 +200,14 @@ void TrapezoidalSimulator<NQ, NC>::contact_step() {
 // form: a moving state has alpha d/dt(Phi_q) q' in the right-hand side, whose cancellation would
 // leave a round-off floor of alpha |d/dt(Phi_q) q'| eps; solving for the correction of q'' from
 // the current residual does not.
-template <int NQ, int NC>
-void TrapezoidalSimulator<NQ, NC>::accelerations() {
+template <int NQ, int NC, typename Solver>
+void TrapezoidalSimulator<NQ, NC, Solver>::accelerations() {
   cf_.Phi_q(q_, Phi_q_);
   cf_.Phi_q_dot_v(q_, v_, gamma_);
-  T_.noalias() = alpha_acc_ * Phi_q_.transpose() * Phi_q_;
-  add_contact_stiffness(alpha_acc_);
-  T_.diagonal() += M_;
+  Mat& T = solver_.matrix();
+  T.noalias() = alpha_acc_ * Phi_q_.transpose() * Phi_q_;
+  add_contact_stiffness(alpha_acc_, T);
+  T.diagonal() += M_;
   factor();
   ++stats_.jacobian_evals;
   const double a_ref = std::max(inf_norm(Q_.cwiseQuotient(M_)), inf_norm(gamma_));
@@ -246,8 +247,8 @@ void TrapezoidalSimulator<NQ, NC>::accelerations() {
 }
 
 // First root in [0, 1] of the quadratic with g(0) = g0, g'(0) = dg0 (per unit of tau), g(1) = g1 < 0.
-template <int NQ, int NC>
-double TrapezoidalSimulator<NQ, NC>::impact_fraction(double g0, double dg0, double g1) {
+template <int NQ, int NC, typename Solver>
+double TrapezoidalSimulator<NQ, NC, Solver>::impact_fraction(double g0, double dg0, double g1) {
   if (g0 <= 0.0) return 0.0;
   const double linear = g0 / (g0 - g1);
   const double c = g1 - g0 - dg0;
@@ -264,11 +265,11 @@ double TrapezoidalSimulator<NQ, NC>::impact_fraction(double g0, double dg0, doub
 }
 
 // x = argmin 1/2 x^T M x - f^T x subject to Phi_q x = 0 (Phi_q_ at the current q), by
-// augmented-Lagrangian iterations on T_ = M + kappa Phi_q^T Phi_q (factored by the caller):
+// augmented-Lagrangian iterations on T = M + kappa Phi_q^T Phi_q (factored by the caller):
 // the constrained (mass-orthogonal) response to the generalized impulse f; redundant
 // constraints are fine.
-template <int NQ, int NC>
-void TrapezoidalSimulator<NQ, NC>::constrained_solve(const Vec& f, Vec& x) {
+template <int NQ, int NC, typename Solver>
+void TrapezoidalSimulator<NQ, NC, Solver>::constrained_solve(const Vec& f, Vec& x) {
   sigma_.setZero();
   for (int it = 0; it < kMaxProjectionIterations; ++it) {
     w_ = f;
@@ -284,14 +285,13 @@ void TrapezoidalSimulator<NQ, NC>::constrained_solve(const Vec& f, Vec& x) {
 // pre-impact velocity projected mass-orthogonally onto Phi_q v = 0 and Y_a the constrained
 // response to a unit impulse along contact a's normal; the impulses P solve the complementarity
 // problem w = n.v+ + e min(n.v0, 0) = D P + b >= 0, P >= 0, P w = 0, D_ab = n_a . Y_b.
-template <int NQ, int NC>
-void TrapezoidalSimulator<NQ, NC>::impact_velocities() {
+template <int NQ, int NC, typename Solver>
+void TrapezoidalSimulator<NQ, NC, Solver>::impact_velocities() {
   int k = 0;
   for (int j = 0; j < nct_; ++j)
     if (in_set_[j]) set_[k++] = j;
   cf_.Phi_q(q_, Phi_q_);
-  T_.noalias() = kappa_ * Phi_q_.transpose() * Phi_q_;
-  T_.diagonal() += M_;
+  augmented_mass(kappa_, solver_.matrix());
   factor();
   ++stats_.jacobian_evals;
   f_ = M_.cwiseProduct(v_);  // pre-impact velocity, projected onto Phi_q(q) v = 0 exactly
@@ -331,8 +331,8 @@ void TrapezoidalSimulator<NQ, NC>::impact_velocities() {
 
 // Accelerations and multipliers consistent with the state and the closed contacts (rows
 // n . q'' = 0), opening the most pulling contact until none pulls.
-template <int NQ, int NC>
-void TrapezoidalSimulator<NQ, NC>::contact_accelerations() {
+template <int NQ, int NC, typename Solver>
+void TrapezoidalSimulator<NQ, NC, Solver>::contact_accelerations() {
   for (int pass = 0; pass <= nct_; ++pass) {
     set_active(closed_);
     accelerations();

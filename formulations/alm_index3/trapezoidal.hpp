@@ -27,11 +27,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <vector>
 
 #include "common/contact_lcp.hpp"
 #include "common/length_scale.hpp"
+#include "common/linear_solver.hpp"
+#include "common/modified_newton.hpp"
 #include "common/sparse_natural.hpp"
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
@@ -58,7 +61,6 @@ constexpr double kMinPenaltyRatio = 100.0;
 // |Phi|_inf <= kNewtonTol * L is required as well: it always holds with the first test, except near
 // a singular position (below).
 constexpr double kNewtonTol = 1e-10;
-constexpr int kMaxNewtonIterations = 30;
 // Singular positions (the N-four-bar with every crank horizontal): Phi_q loses rank, and near there
 // the multiplier update lambda += alpha Phi corrects the constraints in the directions Phi_q is about
 // to lose only at the rate 1 / (1 + h^2 alpha s / 4) per iteration, s -> 0 the vanishing eigenvalues
@@ -81,6 +83,10 @@ constexpr int kMaxNewtonIterations = 30;
 constexpr double kStallRatio = 0.5;
 constexpr double kPenaltyBoost = 10.0;
 constexpr double kMaxPenaltyBoost = 1e4;
+// Full Newton (a fresh tangent every iteration: alpha, and with it the tangent, may change within
+// the step), at most 30 iterations. Its loop is newton()'s own, on the hooks and counters of
+// common/modified_newton.hpp: ModifiedNewton::run inlined here cost instructions (commit body).
+constexpr NewtonRules kNewton{30, kStallRatio, false};
 // Initial accelerations: penalty (kg per kg of the largest mass) and tolerance on the acceleration
 // constraint Phi_q q'' + d/dt(Phi_q) q' relative to the larger of |Q/M| and |d/dt(Phi_q) q'|.
 constexpr double kAccelerationAlphaPerMass = 1e6;
@@ -92,20 +98,31 @@ double inf_norm(const V& x) {
   return x.size() == 0 ? 0.0 : x.cwiseAbs().maxCoeff();
 }
 
-template <int NQ, int NC>
+// The Newton tangent's solver (common/linear_solver.hpp): tiny fixed sizes take the closed-form
+// inverse, cheaper than LDLT (pivoting, permutations) at these sizes (docs/formulations.md, Method
+// notes), whose relative error ~cond(T) eps stays far below the Newton tolerance for cond(T) ~ 1 +
+// h^2 alpha / 4m (at most ~1e6, at h = 0.05 s); otherwise LDLT, or LU where force elements make the
+// tangent unsymmetric (a damper's dQ/dq), or the sparse LDLT on Phi_q's pattern.
+template <int NQ>
+using DenseTangent = DenseSolver<NQ, Factorization::kLdlt>;
+using DenseUnsymmetricTangent = DenseSolver<Eigen::Dynamic, Factorization::kLu>;
+using SparseTangentSolver = SparseSolver<SparseTangent>;
+
+template <int NQ, int NC, typename Solver>
 class TrapezoidalSimulator final : public FixedStepSimulator {
  public:
   using Vec = Eigen::Matrix<double, NQ, 1>;
   using CVec = Eigen::Matrix<double, NC, 1>;
   using Jac = Eigen::Matrix<double, NC, NQ>;
   using Mat = Eigen::Matrix<double, NQ, NQ>;
+  using Jacobian = std::conditional_t<Solver::kSparse, SparseJacobian, Jac>;
 
-  TrapezoidalSimulator(const Model& model, double h, bool sparse = false)
-      : FixedStepSimulator(model, h), nat_(model), sparse_(sparse), n_q_(nat_.nq()), n_c_(nat_.nc()), M_(nat_.M_diag()), Q_(nat_.Q()),
+  TrapezoidalSimulator(const Model& model, double h)
+      : FixedStepSimulator(model, h), nat_(model), n_q_(nat_.nq()), n_c_(nat_.nc()), M_(nat_.M_diag()), Q_(nat_.Q()),
         q0_(model.initial_q()), v0_(model.initial_v()), q_(n_q_), v_(n_q_), a_(n_q_), q_n_(n_q_), v_n_(n_q_),
         a_n_(n_q_), c_(n_q_), f_(n_q_), dq_(n_q_), w_(n_q_), Phi_(n_c_), lambda_(n_c_), mu_(n_c_), r_(n_c_),
-        gamma_(n_c_), lambda_n_(n_c_), Phi_q_(dense(n_c_), dense(n_q_)), T_(dense(n_q_), dense(n_q_)), forces_(nat_.has_force_elements()),
-        K_(dense(n_q_), dense(n_q_)), C_(dense(n_q_), dense(n_q_)), ldlt_(dense(n_q_)), lu_(forces_ || NQ != Eigen::Dynamic ? n_q_ : 0), dim_(model.dim),
+        gamma_(n_c_), lambda_n_(n_c_), Phi_q_(make_jacobian<Jacobian>(nat_)), solver_(n_q_, nat_, Phi_q_, true, true),
+        forces_(nat_.has_force_elements()), K_(dense(n_q_), dense(n_q_)), C_(dense(n_q_), dense(n_q_)), dim_(model.dim),
         nct_(static_cast<int>(plane_contacts(model).size())), closed_(nct_, 0), in_set_(nct_, 0), active_(nct_, 0),
         set_(nct_, 0), lcp_eq_(nct_, 0), pi_(nct_), pi_s_(nct_), vn_(nct_), lcp_b_(nct_), lcp_x_(nct_),
         lcp_D_(nct_, nct_), Y_(n_q_, nct_), q_s_(n_q_), v_s_(n_q_), a_s_(n_q_),
@@ -116,12 +133,6 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     tol_q_ = kNewtonTol * (length > 0.0 ? length : 1.0);
     m_alpha_ = penalty_mass_scale(nat_, model, m_ref_);
     alpha_acc_ = kAccelerationAlphaPerMass * m_alpha_;
-    if constexpr (kCanSparse) {
-      if (sparse_) {
-        Phi_q_sp_ = std::make_unique<SparseJacobian>(nat_);
-        T_sp_ = std::make_unique<SparseTangent>(nat_, *Phi_q_sp_, true, true);
-      }
-    }
   }
 
  private:
@@ -144,9 +155,11 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   }
 
   void do_fixed_step(double /*h*/) override {  // h_ was set by set_step()
-    if (nct_ != 0) {
-      contact_step();
-      return;
+    if constexpr (!Solver::kSparse) {  // contacts: the dense path only (common/sparse_natural.hpp)
+      if (nct_ != 0) {
+        contact_step();
+        return;
+      }
     }
     newton();
     project_velocities_and_accelerations();
@@ -157,88 +170,20 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     v_model_ = v_;
   }
 
-  // Tiny fixed sizes use the closed-form inverse: cheaper than LDLT (pivoting, permutations) at
-  // these sizes (docs/formulations.md, Method notes), and its relative error ~cond(T) eps stays far
-  // below the Newton tolerance for cond(T) ~ 1 + h^2 alpha / 4m (at most ~1e6, at h = 0.05 s).
-  static constexpr bool kExplicitInverse = NQ != Eigen::Dynamic && NQ <= 4;
-  // Force elements make the tangent unsymmetric (a damper's dQ/dq): LU there, LDLT otherwise.
   void factor() {
-    if constexpr (kCanSparse) {
-      if (sparse_) {
-        if (!T_sp_->factorize())
-          throw SolverError(fmt::format("alm-index3: the sparse LDLT of the tangent failed at t = {:.9g} s", time()));
-        return;
-      }
-    }
-    if constexpr (kExplicitInverse)
-      T_inv_ = T_.inverse();
-    else if (forces_)
-      lu_.compute(T_);
-    else
-      ldlt_.compute(T_);
+    if (!solver_.factor())
+      throw SolverError(fmt::format("alm-index3: the sparse LDLT of the tangent failed at t = {:.9g} s", time()));
   }
   template <typename Rhs, typename Dst>
   void solve(const Rhs& rhs, Dst& dst) const {
-    if constexpr (kCanSparse) {
-      if (sparse_) {
-        T_sp_->solve(rhs, dst);
-        return;
-      }
-    }
-    if constexpr (kExplicitInverse)
-      dst.noalias() = T_inv_ * rhs;
-    else if (forces_)
-      dst.noalias() = lu_.solve(rhs);
-    else
-      dst.noalias() = ldlt_.solve(rhs);
+    solver_.solve(rhs, dst);
   }
 
-  // Phi_q at q, and products with it: the dense matrix or the sparse one (sparse_).
-  void jacobian(const Vec& q) {
-    if constexpr (kCanSparse) {
-      if (sparse_) {
-        Phi_q_sp_->evaluate(q);
-        return;
-      }
-    }
-    cf_.Phi_q(q, Phi_q_);
-  }
-  void jt_times(const CVec& x, Vec& y) const {  // y = Phi_q^T x
-    if constexpr (kCanSparse) {
-      if (sparse_) {
-        y.noalias() = Phi_q_sp_->matrix().transpose() * x;
-        return;
-      }
-    }
-    y.noalias() = Phi_q_.transpose() * x;
-  }
-  void j_times(const Vec& x, CVec& y) const {  // y = Phi_q x
-    if constexpr (kCanSparse) {
-      if (sparse_) {
-        y.noalias() = Phi_q_sp_->matrix() * x;
-        return;
-      }
-    }
-    y.noalias() = Phi_q_ * x;
-  }
-  void j_times_add(const Vec& x, CVec& y) const {  // y += Phi_q x
-    if constexpr (kCanSparse) {
-      if (sparse_) {
-        y.noalias() += Phi_q_sp_->matrix() * x;
-        return;
-      }
-    }
-    y.noalias() += Phi_q_ * x;
-  }
-  // T = M + s (alpha Phi_q^T Phi_q + sum_k mu_k d2Phi_k/dq2), sparse; the dense path builds T_ inline.
-  void sparse_tangent(double alpha, double s, const CVec* mu) {
-    if constexpr (kCanSparse) {
-      T_sp_->set_zero();
-      T_sp_->add_gram(s * alpha, *Phi_q_sp_, *Phi_q_sp_);
-      if (mu) T_sp_->add_geometric_stiffness(*mu, s);
-      T_sp_->add_diagonal(M_);
-    }
-  }
+  // Phi_q at q, and products with it: the dense matrix or the sparse one.
+  void jacobian(const Vec& q) { evaluate_jacobian(cf_, q, Phi_q_); }
+  void jt_times(const CVec& x, Vec& y) const { y.noalias() = matrix_of(Phi_q_).transpose() * x; }  // y = Phi_q^T x
+  void j_times(const Vec& x, CVec& y) const { y.noalias() = matrix_of(Phi_q_) * x; }              // y = Phi_q x
+  void j_times_add(const Vec& x, CVec& y) const { y.noalias() += matrix_of(Phi_q_) * x; }         // y += Phi_q x
 
   void set_step(double h) {
     h_ = h;
@@ -253,12 +198,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     if (forces_) nat_.Q(q_, v_, Q_);
     jacobian(q_);
     cf_.Phi_q_dot_v(q_, v_, gamma_);
-    if (sparse_) {
-      sparse_tangent(alpha_acc_, 1.0, nullptr);
-    } else {
-      T_.noalias() = alpha_acc_ * Phi_q_.transpose() * Phi_q_;
-      T_.diagonal() += M_;
-    }
+    augmented_mass(alpha_acc_, solver_.matrix());
     factor();
     ++stats_.jacobian_evals;
     const double a_ref = std::max(inf_norm(Q_.cwiseQuotient(M_)), inf_norm(gamma_));
@@ -284,6 +224,17 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     }
   }
 
+  // M + alpha Phi_q^T Phi_q (Phi_q_ evaluated), dense or on the sparse pattern.
+  void augmented_mass(double alpha, Mat& T) {
+    T.noalias() = alpha * Phi_q_.transpose() * Phi_q_;
+    T.diagonal() += M_;
+  }
+  void augmented_mass(double alpha, SparseTangent& T) {
+    T.set_zero();
+    T.add_gram(alpha, Phi_q_, Phi_q_);
+    T.add_diagonal(M_);
+  }
+
   // One step of the trapezoidal rule: Newton-Raphson on q_{n+1} with the multiplier update.
   // kContacts: with the active contact rows (compiled out of the plain path).
   template <bool kContacts = false>
@@ -296,99 +247,120 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     c_ = q_n_ + h_ * v_n_ + h24_ * a_n_;
     q_ = q_n_ + h_ * v_n_ + (2.0 * h24_) * a_n_;  // predictor: Taylor to second order
     cf_.Phi(q_, Phi_);
-    for (int it = 1;; ++it) {
-      jacobian(q_);
-      mu_ = alpha_ * Phi_ + lambda_;
-      jt_times(mu_, f_);
-      if constexpr (kContacts) {
-        for (int a = 0; a < n_active_; ++a) {  // active contacts: rows gap = 0, multiplier pi
-          const int j = active_[a];
-          add_normal(j, alpha_ * gap(j, q_) + pi_[j], f_);
-        }
-      }
-      if (forces_) {  // Q at (q, q'(q)) with the trapezoidal q' = 2 (q - q_n) / h - q'_n
-        v_ = (2.0 / h_) * (q_ - q_n_) - v_n_;
-        nat_.Q(q_, v_, Q_);
-      }
-      f_ = M_.cwiseProduct(q_ - c_) + h24_ * (f_ - Q_);
+    double dq_prev = std::numeric_limits<double>::infinity();
+    for (int it = 1;; ++it) {  // the counters and rules of common/modified_newton.hpp, full Newton
+      residual<kContacts>();
       tangent<kContacts>();
       factor();
-      solve(f_, dq_);
-      q_ -= dq_;
-      cf_.Phi(q_, Phi_);
-      lambda_ += alpha_ * Phi_;
-      if constexpr (kContacts)
-        for (int a = 0; a < n_active_; ++a) pi_[active_[a]] += alpha_ * gap(active_[a], q_);
-      if (converged(it)) {
-        // A raised alpha (singular position) would carry into the projections, whose matrix is the
-        // last tangent: there it would enforce the acceleration-level constraints in the vanishing
-        // directions, where d/dt(Phi_q) q' is known only to its error divided by the vanishing
-        // singular value (on the N-four-bar a step close to the singular position then produced a
-        // spurious acceleration and lost energy: docs/formulations.md, Method notes). So the
-        // tangent is refactored with the step's alpha at the converged q. The multipliers go back
-        // to the step's start: the raised alpha builds up components in the vanishing directions
-        // (their true values grow like 1 / the distance to the singular position there) that,
-        // carried into the next steps, acted as spurious forces once those directions stiffened
-        // again (Newton then failed at a later crossing; see the Method notes in
-        // docs/formulations.md).
-        if (alpha_ != alpha_step_) {
-          lambda_ = lambda_n_;
-          alpha_ = alpha_step_;
-          jacobian(q_);
-          tangent<kContacts>();
-          factor();
-          ++stats_.jacobian_evals;
-        }
-        return;
+      const double dq = correct<kContacts>();
+      ++stats_.rhs_evals;
+      ++stats_.jacobian_evals;
+      ++stats_.newton_iterations;
+      if (converged(NewtonIterate{it, dq, dq_prev, false, true})) break;
+      dq_prev = dq;
+      if (it == kNewton.max_iterations) {
+        ++stats_.failures;
+        failed(NewtonIterate{it, dq, dq_prev, false, true});
       }
     }
+    // A raised alpha (singular position) would carry into the projections, whose matrix is the
+    // last tangent: there it would enforce the acceleration-level constraints in the vanishing
+    // directions, where d/dt(Phi_q) q' is known only to its error divided by the vanishing
+    // singular value (on the N-four-bar a step close to the singular position then produced a
+    // spurious acceleration and lost energy: docs/formulations.md, Method notes). So the
+    // tangent is refactored with the step's alpha at the converged q. The multipliers go back
+    // to the step's start: the raised alpha builds up components in the vanishing directions
+    // (their true values grow like 1 / the distance to the singular position there) that,
+    // carried into the next steps, acted as spurious forces once those directions stiffened
+    // again (Newton then failed at a later crossing; see the Method notes in
+    // docs/formulations.md).
+    if (alpha_ != alpha_step_) {
+      lambda_ = lambda_n_;
+      alpha_ = alpha_step_;
+      jacobian(q_);
+      tangent<kContacts>();
+      factor();
+      ++stats_.jacobian_evals;
+    }
+  }
+
+  // f = M (q - c) + h^2/4 (Phi_q^T mu - Q) at q_, Phi_q_ evaluated there.
+  template <bool kContacts>
+  void residual() {
+    jacobian(q_);
+    mu_ = alpha_ * Phi_ + lambda_;
+    jt_times(mu_, f_);
+    if constexpr (kContacts) {
+      for (int a = 0; a < n_active_; ++a) {  // active contacts: rows gap = 0, multiplier pi
+        const int j = active_[a];
+        add_normal(j, alpha_ * gap(j, q_) + pi_[j], f_);
+      }
+    }
+    if (forces_) {  // Q at (q, q'(q)) with the trapezoidal q' = 2 (q - q_n) / h - q'_n
+      v_ = (2.0 / h_) * (q_ - q_n_) - v_n_;
+      nat_.Q(q_, v_, Q_);
+    }
+    f_ = M_.cwiseProduct(q_ - c_) + h24_ * (f_ - Q_);
+  }
+  // q -= f_q^-1 f and the multiplier update; |dq|_inf.
+  template <bool kContacts>
+  double correct() {
+    solve(f_, dq_);
+    q_ -= dq_;
+    cf_.Phi(q_, Phi_);
+    lambda_ += alpha_ * Phi_;
+    if constexpr (kContacts)
+      for (int a = 0; a < n_active_; ++a) pi_[active_[a]] += alpha_ * gap(active_[a], q_);
+    return inf_norm(dq_);
   }
 
   // The Newton tangent f_q at q_ (Phi_q_ evaluated there, lambda_, alpha_; force elements at v_).
   template <bool kContacts>
   void tangent() {
-    if (sparse_) {  // no force elements or contacts on this path
-      sparse_tangent(alpha_, h24_, &lambda_);
-      return;
-    }
-    T_.noalias() = alpha_ * Phi_q_.transpose() * Phi_q_;
-    cf_.add_Phi_qq_times(lambda_, T_);
+    assemble_tangent<kContacts>(solver_.matrix());
+  }
+  template <bool kContacts>
+  void assemble_tangent(SparseTangent& T) {  // no force elements or contacts on this path
+    T.set_zero();
+    T.add_gram(h24_ * alpha_, Phi_q_, Phi_q_);
+    T.add_geometric_stiffness(lambda_, h24_);
+    T.add_diagonal(M_);
+  }
+  template <bool kContacts>
+  void assemble_tangent(Mat& T) {
+    T.noalias() = alpha_ * Phi_q_.transpose() * Phi_q_;
+    cf_.add_Phi_qq_times(lambda_, T);
     if (forces_) {  // -h^2/4 dQ/dq = -h^2/4 (Q_q + 2/h Q_v): stiffness and damping of the force elements
       K_.setZero();
       C_.setZero();
       nat_.add_Q_jacobians(q_, v_, K_, C_);
-      T_ -= K_ + (2.0 / h_) * C_;
+      T -= K_ + (2.0 / h_) * C_;
     }
-    if constexpr (kContacts) add_contact_stiffness(alpha_);
-    T_ *= h24_;
-    T_.diagonal() += M_;
+    if constexpr (kContacts) add_contact_stiffness(alpha_, T);
+    T *= h24_;
+    T.diagonal() += M_;
   }
 
-  // Counters and the stopping test of Newton iteration `it` (dq_, lambda_ just updated).
-  bool converged(int it) {
-    ++stats_.rhs_evals;
-    ++stats_.jacobian_evals;
-    ++stats_.newton_iterations;
+  // The stopping test of Newton iteration x.it (dq_, lambda_ just updated).
+  bool converged(const NewtonIterate& x) {
     const double t_new = time() + h_;
     if (!dq_.allFinite() || !lambda_.allFinite())
       throw SolverError(fmt::format("alm-index3: non-finite state at t = {:.9g} s", t_new));
-    const double dq_norm = inf_norm(dq_), phi_norm = inf_norm(Phi_);
+    const double dq_norm = x.dq, phi_norm = inf_norm(Phi_);
     if (dq_norm <= tol_q_ && phi_norm <= tol_q_) return true;
     // Near a singular position (see kStallRatio): the corrections no longer fall quadratically, or
     // are already small while Phi is not; raise alpha, and at the largest alpha accept once Phi holds.
-    const bool linear = dq_norm >= kStallRatio * dq_prev_ && dq_norm < dq_prev_;  // not diverging either
-    if (it >= 2 && (linear || dq_norm <= tol_q_)) {
+    const bool linear = dq_norm >= kStallRatio * x.dq_prev && dq_norm < x.dq_prev;  // not diverging either
+    if (x.it >= 2 && (linear || dq_norm <= tol_q_)) {
       if (alpha_ < kMaxPenaltyBoost * alpha_step_) alpha_ *= kPenaltyBoost;
       else if (phi_norm <= tol_q_) return true;
     }
-    dq_prev_ = dq_norm;
-    if (it == kMaxNewtonIterations) {
-      ++stats_.failures;
-      throw SolverError(fmt::format(
-          "alm-index3: Newton-Raphson did not converge at t = {:.9g} s ({} iterations, |dq| = {:.3g} m > {:.3g} m)",
-          t_new, it, dq_norm, tol_q_));
-    }
     return false;
+  }
+  [[noreturn]] void failed(const NewtonIterate& x) const {
+    throw SolverError(fmt::format(
+        "alm-index3: Newton-Raphson did not converge at t = {:.9g} s ({} iterations, |dq| = {:.3g} m > {:.3g} m)",
+        time() + h_, x.it, x.dq, tol_q_));
   }
 
   // Mass-orthogonal projections (Cuadrado, Cugat & Dopico), with the last Newton tangent f_q as the
@@ -434,7 +406,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   double gap(int j, const Vec& q) const;
   double normal(int j, const Vec& v) const;
   void add_normal(int j, double s, Vec& x) const;
-  void add_contact_stiffness(double alpha);
+  void add_contact_stiffness(double alpha, Mat& T);
   void set_active(const std::vector<char>& flags);
   void contact_step();
   void accelerations();
@@ -444,14 +416,10 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   void contact_accelerations();
 
   // Dense matrices are sized 0 on the sparse path.
-  static constexpr bool kCanSparse = NQ == Eigen::Dynamic;
-  int dense(int n) const { return sparse_ ? 0 : n; }
+  static int dense(int n) { return Solver::kSparse ? 0 : n; }
 
   NaturalCoordinates nat_;
   ConstraintFunctions<NQ, NC> cf_{nat_};  // Phi, Phi_q, ...: explicit quadratics at fixed sizes
-  bool sparse_ = false;   // Phi_q_sp_, T_sp_ instead of Phi_q_, T_ (common/sparse_natural.hpp)
-  std::unique_ptr<SparseJacobian> Phi_q_sp_;
-  std::unique_ptr<SparseTangent> T_sp_;
   int n_q_, n_c_;
   Vec M_, Q_, q0_, v0_;
   Vec q_, v_, a_;         // state at time()
@@ -459,17 +427,13 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   Vec c_, f_, dq_, w_;    // c = q_n + h q'_n + h^2/4 q''_n; residual; correction; scratch
   CVec Phi_, lambda_, mu_, r_, gamma_;
   CVec lambda_n_;         // multipliers at the start of the step
-  Jac Phi_q_;
-  Mat T_;                 // Newton tangent f_q (also the projection matrix)
+  Jacobian Phi_q_;
+  Solver solver_;         // Newton tangent f_q (also the projection matrix) and its factorization
   bool forces_ = false;   // force elements: Q(q, q') and its Jacobians K_ = dQ/dq, C_ = dQ/dq'
   Mat K_, C_;
-  Mat T_inv_;             // f_q^-1 (tiny fixed sizes)
-  Eigen::LDLT<Mat> ldlt_;  // f_q = L D L^T (otherwise)
-  Eigen::PartialPivLU<Mat> lu_;  // with force elements
   double h_ = 0.0, h24_ = 0.0;  // step size (set_step()) and h^2/4
   double m_ref_ = 1.0, alpha_ = 0.0, alpha_acc_ = 0.0, tol_q_ = 0.0;
   double m_alpha_ = 1.0;     // kg: the penalties' mass scale (common/sparse_natural.hpp, penalty_mass_scale)
-  double dq_prev_ = 0.0;     // |dq| of the previous Newton iteration (stall test)
   double alpha_step_ = 0.0;  // alpha for the step size (set_step()); alpha_ is raised from it when Newton stalls
 
   // Contacts (all storage sized at setup).

@@ -405,16 +405,19 @@ SparseSchur::SparseSchur(const SparseJacobian& G) : sys_(schur_system(G)), r_(G.
 
 bool SparseSchur::assemble_and_factorize(const SparseJacobian& G, const Eigen::VectorXd& m_inv, double shift,
                                          double near_singular) {
-  sys_.set_zero();
-  double* val = sys_.values();
-  const double* g = G.matrix().valuePtr();
-  for (const Term& t : terms_) val[t.slot] += g[t.a] * g[t.b] * m_inv[t.col];
-  shifted_ = false;
-  const bool ok = sys_.factorize();
+  assemble(G, m_inv);
+  const bool ok = factorize();
   pivot_ratio_ = ok ? sys_.min_pivot_ratio() : 0.0;
   if (ok && pivot_ratio_ >= near_singular) return true;
   shifted_ = shift > 0.0;
   return sys_.factorize(shift * sys_.max_diagonal());
+}
+
+void SparseSchur::assemble(const SparseJacobian& G, const Eigen::VectorXd& m_inv) {
+  sys_.set_zero();
+  double* val = sys_.values();
+  const double* g = G.matrix().valuePtr();
+  for (const Term& t : terms_) val[t.slot] += g[t.a] * g[t.b] * m_inv[t.col];
 }
 
 void SparseSchur::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x) {

@@ -207,6 +207,13 @@ class SparseSchur {
   // every solve refined once against S. false when the factorization failed.
   bool assemble_and_factorize(const SparseJacobian& G, const Eigen::VectorXd& m_inv, double shift,
                               double near_singular);
+  // The same in two parts, without the shift (common/linear_solver.hpp's SparseSolver):
+  // S = G diag(m_inv) G^T, then its LDLT (false on a zero pivot).
+  void assemble(const SparseJacobian& G, const Eigen::VectorXd& m_inv);
+  bool factorize() {
+    shifted_ = false;
+    return sys_.factorize();
+  }
   bool shifted() const { return shifted_; }
   double pivot_ratio() const { return pivot_ratio_; }  // of the last unshifted factorization (0: failed)
   void solve(const Eigen::VectorXd& b, Eigen::VectorXd& x);

@@ -32,6 +32,8 @@
 #include "common/independent_rows.hpp"
 #include "common/kept_constraints.hpp"
 #include "common/length_scale.hpp"
+#include "common/linear_solver.hpp"
+#include "common/modified_newton.hpp"
 #include "core/natural_coordinates.hpp"
 #include "common/quadratic_rows.hpp"
 #include "core/natural_coordinates_rows.hpp"
@@ -53,36 +55,52 @@ namespace {
 // iteration solves Phi_q dq = -Phi, |Phi| is then below |Phi_q| |dq| as well, and convergence is
 // quadratic, so the converged q is on the constraints to round-off (alm-index3 uses the same test).
 constexpr double kNewtonTol = 1e-10;
-constexpr int kMaxNewtonIterations = 25;
-constexpr double kStallRatio = 0.5;  // |dq| falling by less than this per iteration: stalled
-constexpr bool kModifiedNewton = true;
+// Modified Newton (common/modified_newton.hpp): the step's first matrix is kept while the
+// corrections contract by at least 1/2 an iteration, and refactored at the current iterate when
+// they do not (slow: stalled).
+constexpr NewtonRules kNewton{25, 0.5, true};
 
 template <typename V>
 double inf_norm(const V& x) {
   return x.size() == 0 ? 0.0 : x.cwiseAbs().maxCoeff();
 }
 
+// The sparse KKT matrix on the kept rows' Jacobian pattern (common/linear_solver.hpp).
+struct Kkt : SparseKkt {
+  template <typename Kept>
+  Kkt(const NaturalCoordinates& nat, const Kept& kc) : SparseKkt(nat, kc.sparse_G()) {}
+};
+
 template <int NQ, int NC>
+constexpr int kkt_size() {
+  return (NQ == Eigen::Dynamic || NC == Eigen::Dynamic) ? Eigen::Dynamic : NQ + NC;
+}
+// The iteration matrix's solver: dense LU (the closed-form inverse at the pendulum's 3 x 3: the
+// scaled matrix is well conditioned, M + O(h^2) beside Phi_q), or KLU on the KKT pattern.
+template <int NQ, int NC>
+using DenseKkt = DenseSolver<kkt_size<NQ, NC>(), Factorization::kLu>;
+using SparseKktSolver = SparseSolver<Kkt>;
+
+template <int NQ, int NC, typename Solver>
 class GenAlphaSimulator final : public FixedStepSimulator {
  public:
-  static constexpr int NK = (NQ == Eigen::Dynamic || NC == Eigen::Dynamic) ? Eigen::Dynamic : NQ + NC;
+  static constexpr int NK = kkt_size<NQ, NC>();
   using Vec = Eigen::Matrix<double, NQ, 1>;
   using CVec = Eigen::Matrix<double, NC, 1>;
   using KVec = Eigen::Matrix<double, NK, 1>;
   using Mat = Eigen::Matrix<double, NQ, NQ>;
   using KMat = Eigen::Matrix<double, NK, NK>;
 
-  GenAlphaSimulator(const Model& model, double rho_inf, double h, bool sparse, std::vector<int> rows)
-      : FixedStepSimulator(model, h), nat_(model), c_(coefficients(rho_inf)), sparse_(sparse),
-        kc_(nat_, std::move(rows), stats_, sparse, "gen-alpha"), n_q_(nat_.nq()), n_c_(nat_.nc()), n_r_(kc_.kept_rows()),
+  GenAlphaSimulator(const Model& model, double rho_inf, double h, std::vector<int> rows)
+      : FixedStepSimulator(model, h), nat_(model), c_(coefficients(rho_inf)),
+        kc_(nat_, std::move(rows), stats_, Solver::kSparse, "gen-alpha"), n_q_(nat_.nq()), n_c_(nat_.nc()), n_r_(kc_.kept_rows()),
         redundant_(n_r_ < n_c_), forces_(nat_.has_force_elements()), M_(nat_.M_diag()), Q_(nat_.Q()),
         q0_(model.initial_q()), v0_(model.initial_v()), q_(n_q_), v_(n_q_), a_(n_q_), qdd_(n_q_), q_n_(n_q_), v_n_(n_q_),
         a_n_(n_q_), qdd_n_(n_q_), r_(n_q_), dq_(n_q_), Phi_(n_r_), lambda_(n_r_), mu_all_(n_c_), b_(n_q_ + n_r_),
         x_(n_q_ + n_r_), T_(dense(n_q_), dense(n_q_)), K_(forces_ ? n_q_ : 0, forces_ ? n_q_ : 0), C_(forces_ ? n_q_ : 0, forces_ ? n_q_ : 0),
-        A_(dense(n_q_ + n_r_), dense(n_q_ + n_r_)), lu_(dense(n_q_ + n_r_)) {
+        solver_(n_q_ + n_r_, nat_, kc_) {
     const double length = max_model_length(model);
     tol_q_ = kNewtonTol * (length > 0.0 ? length : 1.0);
-    if (sparse_) kkt_ = std::make_unique<SparseKkt>(nat_, kc_.sparse_G());
     mu_all_.setZero();
   }
 
@@ -123,48 +141,45 @@ class GenAlphaSimulator final : public FixedStepSimulator {
     a_ = (qdd_n_ - c_.alpha_m * a_n_) / (1.0 - c_.alpha_m);
     q_ = q_n_ + h * v_n_ + (h * h * (0.5 - b)) * a_n_ + (h * h * b) * a_;
     v_ = v_n_ + (h * (1.0 - g)) * a_n_ + (h * g) * a_;
-    const double to_a = 1.0 / (h * h * b);
-    bool fresh = true;  // factor the iteration matrix in this iteration
-    for (int it = 1;; ++it) {
-      constraints(q_);
-      if (forces_) nat_.Q(q_, v_, Q_);
-      jt_times(lambda_, r_);
-      r_ += M_.cwiseProduct(qdd_) - Q_;
-      if (fresh) {
-        assemble(1.0 / beta_p_, true);
-        factor();
-        ++stats_.jacobian_evals;
-      }
-      qpart(b_) = -r_ / beta_p_;
-      cpart(b_) = -Phi_;
-      solve();
-      dq_ = qpart(x_);
-      q_ += dq_;
-      v_ += gamma_p_ * dq_;
-      qdd_ += beta_p_ * dq_;
-      a_ += to_a * dq_;
-      lambda_ += beta_p_ * cpart(x_);
-      ++stats_.rhs_evals;
-      ++stats_.newton_iterations;
-      if (!dq_.allFinite() || !lambda_.allFinite())
-        throw SolverError(fmt::format("gen-alpha: non-finite state at t = {:.9g} s", time() + h));
-      const double dq_norm = inf_norm(dq_);
-      if (dq_norm <= tol_q_) return;
-      const bool slow = it >= 2 && dq_norm > kStallRatio * dq_prev_;
-      // Near a singular position the iteration matrix is nearly singular and the corrections stop
-      // falling at a round-off floor above the tolerance; once Phi holds there, the step is done.
-      if (slow && fresh && inf_norm(Phi_) <= tol_q_) return;
-      // Modified Newton: the step's first matrix is kept while the corrections contract by at least
-      // kStallRatio an iteration, and refactored at the current iterate when they do not.
-      fresh = kModifiedNewton ? slow : true;
-      dq_prev_ = dq_norm;
-      if (it == kMaxNewtonIterations) {
-        ++stats_.failures;
-        throw SolverError(fmt::format(
-            "gen-alpha: Newton did not converge at t = {:.9g} s ({} iterations, |dq| = {:.3g} m > {:.3g} m)",
-            time() + h, it, dq_norm, tol_q_));
-      }
-    }
+    to_a_ = 1.0 / (h * h * b);
+    ModifiedNewton::run(*this, kNewton, stats_);
+  }
+
+  // Newton's hooks (common/modified_newton.hpp).
+  friend ModifiedNewton;
+  void newton_residual() {
+    constraints(q_);
+    if (forces_) nat_.Q(q_, v_, Q_);
+    jt_times(lambda_, r_);
+    r_ += M_.cwiseProduct(qdd_) - Q_;
+  }
+  void newton_tangent() {
+    assemble(1.0 / beta_p_, solver_.matrix());
+    if (!solver_.factor())
+      throw SolverError(fmt::format("gen-alpha: the sparse LU of the iteration matrix failed at t = {:.9g} s", time()));
+  }
+  double newton_correct() {
+    qpart(b_) = -r_ / beta_p_;
+    cpart(b_) = -Phi_;
+    solver_.solve(b_, x_);
+    dq_ = qpart(x_);
+    q_ += dq_;
+    v_ += gamma_p_ * dq_;
+    qdd_ += beta_p_ * dq_;
+    a_ += to_a_ * dq_;
+    lambda_ += beta_p_ * cpart(x_);
+    return inf_norm(dq_);
+  }
+  bool newton_converged(const NewtonIterate& x) const {
+    if (!dq_.allFinite() || !lambda_.allFinite())
+      throw SolverError(fmt::format("gen-alpha: non-finite state at t = {:.9g} s", time() + h_));
+    // Near a singular position the iteration matrix is nearly singular and the corrections stop
+    // falling at a round-off floor above the tolerance; once Phi holds there, the step is done.
+    return x.dq <= tol_q_ || (x.slow && x.fresh && inf_norm(Phi_) <= tol_q_);
+  }
+  [[noreturn]] void newton_failed(const NewtonIterate& x) const {
+    throw SolverError(fmt::format("gen-alpha: Newton did not converge at t = {:.9g} s ({} iterations, |dq| = {:.3g} m > {:.3g} m)",
+                                  time() + h_, x.it, x.dq, tol_q_));
   }
 
   // Phi and Phi_q of the kept rows at q.
@@ -175,68 +190,38 @@ class GenAlphaSimulator final : public FixedStepSimulator {
   }
   void jt_times(const CVec& x, Vec& y) const { kc_.gt_times(x, y); }  // y = Phi_q^T x
 
-  // The scaled iteration matrix: [M + s (sum lambda_k Phi_k,qq - dQ/dq - gamma' dQ/dq'), Phi_q^T; Phi_q, 0],
-  // s = 1 / beta' (stiffness: whether the geometric and force terms enter, not at t = 0).
-  void assemble(double s, bool stiffness) {
-    if constexpr (kCanSparse) {
-      if (sparse_) {  // no force elements on this path (common/sparse_natural.hpp)
-        kkt_->assemble(M_, stiffness ? s : 0.0, lambda_, kc_.sparse_G());
-        return;
-      }
-    }
+  // The scaled iteration matrix [M + s (sum lambda_k Phi_k,qq - dQ/dq - gamma' dQ/dq'), Phi_q^T; Phi_q, 0],
+  // s = 1 / beta': on the KKT pattern (no force elements on this path: common/sparse_natural.hpp),
+  void assemble(double s, Kkt& kkt) { kkt.assemble(M_, s, lambda_, kc_.sparse_G()); }
+  // or dense.
+  template <typename KMatrix>
+  void assemble(double s, KMatrix& A) {
     T_.setZero();
-    if (stiffness) {
-      if (!redundant_) {
-        cf_.add_Phi_qq_times(lambda_, T_);
-      } else {
-        kc_.scatter(lambda_, mu_all_);
-        rows::add_Phi_qq_times(nat_, mu_all_, T_);
-      }
-      if (forces_) {
-        K_.setZero();
-        C_.setZero();
-        nat_.add_Q_jacobians(q_, v_, K_, C_);
-        T_ -= K_ + gamma_p_ * C_;
-      }
-      T_ *= s;
+    if (!redundant_) {
+      cf_.add_Phi_qq_times(lambda_, T_);
+    } else {
+      kc_.scatter(lambda_, mu_all_);
+      rows::add_Phi_qq_times(nat_, mu_all_, T_);
     }
+    if (forces_) {
+      K_.setZero();
+      C_.setZero();
+      nat_.add_Q_jacobians(q_, v_, K_, C_);
+      T_ -= K_ + gamma_p_ * C_;
+    }
+    T_ *= s;
     T_.diagonal() += M_;
     if constexpr (kFixed) {  // every row kept at fixed sizes: n_r_ == NC
-      A_.template topLeftCorner<NQ, NQ>() = T_;
-      A_.template topRightCorner<NQ, NC>() = kc_.dense_G().transpose();
-      A_.template bottomLeftCorner<NC, NQ>() = kc_.dense_G();
-      A_.template bottomRightCorner<NC, NC>().setZero();
+      A.template topLeftCorner<NQ, NQ>() = T_;
+      A.template topRightCorner<NQ, NC>() = kc_.dense_G().transpose();
+      A.template bottomLeftCorner<NC, NQ>() = kc_.dense_G();
+      A.template bottomRightCorner<NC, NC>().setZero();
     } else {
-      A_.topLeftCorner(n_q_, n_q_) = T_;
-      A_.topRightCorner(n_q_, n_r_) = kc_.dense_G().transpose();
-      A_.bottomLeftCorner(n_r_, n_q_) = kc_.dense_G();
-      A_.bottomRightCorner(n_r_, n_r_).setZero();
+      A.topLeftCorner(n_q_, n_q_) = T_;
+      A.topRightCorner(n_q_, n_r_) = kc_.dense_G().transpose();
+      A.bottomLeftCorner(n_r_, n_q_) = kc_.dense_G();
+      A.bottomRightCorner(n_r_, n_r_).setZero();
     }
-  }
-  void factor() {
-    if constexpr (kCanSparse) {
-      if (sparse_) {
-        if (!kkt_->factorize())
-          throw SolverError(fmt::format("gen-alpha: the sparse LU of the iteration matrix failed at t = {:.9g} s", time()));
-        return;
-      }
-    }
-    if constexpr (kExplicitInverse)
-      A_inv_ = A_.inverse();
-    else
-      lu_.compute(A_);
-  }
-  void solve() {
-    if constexpr (kCanSparse) {
-      if (sparse_) {
-        kkt_->solve(b_, x_);
-        return;
-      }
-    }
-    if constexpr (kExplicitInverse)
-      x_.noalias() = A_inv_ * b_;
-    else
-      x_.noalias() = lu_.solve(b_);
   }
 
   // The q and lambda parts of an iteration vector: fixed-size segments at fixed sizes, where every
@@ -248,16 +233,11 @@ class GenAlphaSimulator final : public FixedStepSimulator {
   auto cpart(V& x) const { return tail_of<NC>(x, n_r_); }
 
   // Dense matrices are sized 0 on the sparse path; fixed sizes are always dense.
-  static constexpr bool kCanSparse = NK == Eigen::Dynamic;
-  // The pendulum's 3 x 3 matrix: the closed-form inverse is cheaper than a pivoted LU (as in
-  // alm-index3), and the scaled matrix is well conditioned (M + O(h^2) beside Phi_q).
-  static constexpr bool kExplicitInverse = NK != Eigen::Dynamic && NK <= 4;
-  int dense(int n) const { return sparse_ ? 0 : n; }
+  static int dense(int n) { return Solver::kSparse ? 0 : n; }
 
   NaturalCoordinates nat_;
   ConstraintFunctions<NQ, NC> cf_{nat_};  // Phi, Phi_q, ...: explicit quadratics at fixed sizes
   Coefficients c_;
-  bool sparse_;
   KeptConstraints<NQ, NC> kc_;  // kept (independent) constraint rows, Phi_q of them, consistent start
   int n_q_, n_c_, n_r_;
   bool redundant_;         // rows are dropped: the geometric stiffness takes every row's multiplier
@@ -269,14 +249,11 @@ class GenAlphaSimulator final : public FixedStepSimulator {
   CVec Phi_, lambda_;              // kept rows
   Eigen::VectorXd mu_all_;         // every row's multiplier (redundant models)
   KVec b_, x_;                     // right-hand side and solution of the iteration
-  Mat T_;
+  Mat T_;                          // the matrix's q block (dense path)
   Eigen::MatrixXd K_, C_;          // dQ/dq, dQ/dq' (force elements)
-  KMat A_;
-  Eigen::PartialPivLU<KMat> lu_;
-  KMat A_inv_;                     // A^-1 (kExplicitInverse)
-  std::unique_ptr<SparseKkt> kkt_;
+  Solver solver_;                  // the iteration matrix and its factorization
   double h_ = 0.0, beta_p_ = 0.0, gamma_p_ = 0.0, tol_q_ = 0.0;
-  double dq_prev_ = 0.0;  // |dq| of the previous Newton iteration (stall test)
+  double to_a_ = 0.0;              // 1 / (h^2 beta): a's change per unit of q's
 };
 
 // The two cases: the documented choice rho_inf = 0.9 (Exudyn's default; Arnold & Bruels's examples
@@ -329,11 +306,13 @@ std::unique_ptr<Simulator> make_simulator(const Model& model, double rho_inf, do
   const bool sparse = sparse_path(la, model);
   std::vector<int> rows = independent_rows(NaturalCoordinates(model), model);
   const bool all = static_cast<int>(rows.size()) == model.nc();
-  if (!sparse && all && model.nq() == 2 && model.nc() == 1)
-    return std::make_unique<GenAlphaSimulator<2, 1>>(model, rho_inf, h, false, std::move(rows));
-  if (!sparse && all && model.nq() == 4 && model.nc() == 2)
-    return std::make_unique<GenAlphaSimulator<4, 2>>(model, rho_inf, h, false, std::move(rows));
-  return std::make_unique<GenAlphaSimulator<Eigen::Dynamic, Eigen::Dynamic>>(model, rho_inf, h, sparse, std::move(rows));
+  constexpr int X = Eigen::Dynamic;
+  if (sparse) return std::make_unique<GenAlphaSimulator<X, X, SparseKktSolver>>(model, rho_inf, h, std::move(rows));
+  if (all && model.nq() == 2 && model.nc() == 1)
+    return std::make_unique<GenAlphaSimulator<2, 1, DenseKkt<2, 1>>>(model, rho_inf, h, std::move(rows));
+  if (all && model.nq() == 4 && model.nc() == 2)
+    return std::make_unique<GenAlphaSimulator<4, 2, DenseKkt<4, 2>>>(model, rho_inf, h, std::move(rows));
+  return std::make_unique<GenAlphaSimulator<X, X, DenseKkt<X, X>>>(model, rho_inf, h, std::move(rows));
 }
 
 MBS_REGISTER_FORMULATION(GenAlpha);

@@ -14,6 +14,8 @@
 #include <cmath>
 #include <limits>
 
+#include "common/linear_solver.hpp"
+#include "common/modified_newton.hpp"
 #include "common/sparse_natural.hpp"
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
@@ -28,7 +30,7 @@ namespace {
 // per kilogram of the softest constraint mode's mass when that is much larger (a long closed
 // chain; common/sparse_natural.hpp, penalty_mass_scale).
 // Finite alpha leaves the constraint acceleration Phi'' + 2 xi omega Phi' + omega^2 Phi at
-// lambda / alpha, so the violation tracks lambda / (alpha omega^2) (~3e-8 m on the pendulum) with a
+// lambda / alpha, so the violation tracks lambda / (alpha omega^2) with a
 // lag that dissipates energy (~2 xi lambda'^2 / (alpha omega^3)): at 1e8 a small share of the
 // IFToMM pendulum's energy rule (docs/formulations.md, Method notes). Larger alpha gains little and
 // raises the round-off floor of q'' (the tangent's conditioning is ~alpha / m).
@@ -44,21 +46,27 @@ constexpr double kOmega = 10.0;  // rad/s
 // iterations start to be wasted, is near 1e-12 relative at alpha / m = 1e8.
 constexpr double kNewtonTol = 1e-10;
 constexpr int kMaxNewtonIterations = 20;
+// The tangent's solver: dense LU (the pendulums' tangents, at most 4 x 4, by Eigen's closed-form
+// inverse: a fraction of a pivoted LU's cost, as in alm-index3; Newton's test guards its accuracy),
+// or KLU on Phi_q's pattern. G is not Phi_q, so the tangent is unsymmetric (tangent()).
+template <int NQ>
+using DenseTangent = DenseSolver<NQ, Factorization::kLu>;
+using SparseTangentSolver = SparseSolver<SparseTangent>;
 
 // Sizes: NQ natural coordinates, NC rods; fixed for the smallest planar systems (faster than the
 // dynamic-size code: docs/formulations.md, Method notes), Eigen::Dynamic otherwise.
-template <int NQ, int NC>
+template <int NQ, int NC, typename Solver>
 class TrapezoidalSimulator final : public FixedStepSimulator {
   using VecQ = Eigen::Matrix<double, NQ, 1>;
   using VecC = Eigen::Matrix<double, NC, 1>;
   using MatCQ = Eigen::Matrix<double, NC, NQ>;
   using MatQQ = Eigen::Matrix<double, NQ, NQ>;
+  using Jacobian = std::conditional_t<Solver::kSparse, SparseJacobian, MatCQ>;
 
  public:
-  TrapezoidalSimulator(const Model& model, double h, bool sparse = false)
+  TrapezoidalSimulator(const Model& model, double h)
       : FixedStepSimulator(model, h),
         nat_(model),
-        sparse_(sparse),
         nq_(nat_.nq()),
         nc_(nat_.nc()),
         M_(nat_.M_diag()),
@@ -70,16 +78,9 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
         q_new_(nq_), v_new_(nq_), a_new_(nq_),
         r_(nq_), da_(nq_), w_(nq_), q_w_(nq_),
         Phi_(nc_), Phi_dot_(nc_), Phi_q_dot_v_(nc_), lambda_(nc_), mu_(nc_), lambda_c_(nc_),
-        Phi_q_(dense(nc_), dense(nq_)), G_(dense(nc_), dense(nq_)), T_(dense(nq_), dense(nq_)),
-        K_(dense(nq_), dense(nq_)), C_(dense(nq_), dense(nq_)), lu_(dense(nq_)) {
+        Phi_q_(make_jacobian<Jacobian>(nat_)), G_(make_jacobian<Jacobian>(nat_)),
+        K_(dense(nq_), dense(nq_)), C_(dense(nq_), dense(nq_)), solver_(nq_, nat_, Phi_q_, false, true) {
     accel_floor_ = nq_ > 0 ? (Q_.array() / M_.array()).abs().maxCoeff() : 0.0;
-    if constexpr (kCanSparse) {
-      if (sparse_) {
-        Phi_q_sp_ = std::make_unique<SparseJacobian>(nat_);
-        G_sp_ = std::make_unique<SparseJacobian>(nat_);
-        T_sp_ = std::make_unique<SparseTangent>(nat_, *Phi_q_sp_, false, true);
-      }
-    }
   }
 
  private:
@@ -93,10 +94,12 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     lambda_c_.setZero();  // tangent(0) scales it by h^2 = 0: garbage there could be NaN, and 0 NaN = NaN
     residual(0.0);
     tangent(0.0);
-    solve(r_, da_);
+    ++stats_.rhs_evals;
+    ++stats_.jacobian_evals;
+    solver_.solve(r_, da_);
     a_ = -da_;
     lambda_c_ = lambda_;
-    g_times_sub(alpha_, da_, lambda_c_);  // d(lambda)/dq'' = alpha G
+    g_times_sub(alpha_, da_, G_, lambda_c_);  // d(lambda)/dq'' = alpha G
     if (!a_.allFinite()) throw SolverError("penalty: non-finite initial accelerations");
   }
 
@@ -108,31 +111,13 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
       a_new_ = 2.0 * a_ - a_prev_;
     else
       a_new_ = a_;
-    // Modified Newton on the dense paths: the step's first tangent is kept while the corrections at
-    // least halve (as gen-alpha does); the tangent moves with q only through h^2/4 dq'', so the
-    // second correction, which mostly confirms convergence, rarely needs a fresh one. The sparse path
-    // keeps full Newton: with its tangent refactored less often, KLU met a singular tangent on a
-    // 500-link chain (docs/formulations.md, Method notes).
-    bool fresh = true;
-    double da_last = std::numeric_limits<double>::infinity();
-    for (int it = 1;; ++it) {
-      residual(h);
-      if (fresh) tangent(h);
-      solve(r_, da_);
-      a_new_ -= da_;
-      lambda_c_ = lambda_;
-      g_times_sub(alpha_, da_, lambda_c_);  // d(lambda)/dq'' = alpha G
-      ++stats_.newton_iterations;
-      const double da_norm = da_.template lpNorm<Eigen::Infinity>();
-      if (da_norm <= kNewtonTol * std::max(a_new_.template lpNorm<Eigen::Infinity>(), accel_floor_)) break;
-      fresh = sparse_ || !(da_norm <= 0.5 * da_last);
-      da_last = da_norm;
-      if (it == kMaxNewtonIterations || !std::isfinite(da_norm)) {
-        ++stats_.failures;
-        throw SolverError(fmt::format("penalty: Newton-Raphson did not converge at t = {:.9g} s (|dq''| = {:.3g})",
-                                      time() + h, da_norm));
-      }
-    }
+    // Modified Newton on the dense paths (common/modified_newton.hpp): the step's first tangent is
+    // kept while the corrections at least halve (as gen-alpha does); the tangent moves with q only
+    // through h^2/4 dq'', so the second correction, which mostly confirms convergence, rarely needs
+    // a fresh one. The sparse path keeps full Newton: with its tangent refactored less often, KLU
+    // met a singular tangent on a long chain (docs/formulations.md, Method notes).
+    h_ = h;
+    ModifiedNewton::run(*this, kNewton, stats_);
     advance(h);  // q, q' from the converged q''
     if (!q_new_.allFinite() || !v_new_.allFinite() || !a_new_.allFinite()) {
       ++stats_.failures;
@@ -149,6 +134,25 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     v_model_ = v_;
   }
 
+  // Newton's hooks (common/modified_newton.hpp), on the accelerations at the new time.
+  static constexpr NewtonRules kNewton{kMaxNewtonIterations, 0.5, !Solver::kSparse};
+  friend ModifiedNewton;
+  void newton_residual() { residual(h_); }
+  void newton_tangent() { tangent(h_); }
+  double newton_correct() {
+    solver_.solve(r_, da_);
+    a_new_ -= da_;
+    lambda_c_ = lambda_;
+    g_times_sub(alpha_, da_, G_, lambda_c_);  // d(lambda)/dq'' = alpha G
+    return da_.template lpNorm<Eigen::Infinity>();
+  }
+  bool newton_converged(const NewtonIterate& x) const {
+    return x.dq <= kNewtonTol * std::max(a_new_.template lpNorm<Eigen::Infinity>(), accel_floor_);
+  }
+  [[noreturn]] void newton_failed(const NewtonIterate& x) const {
+    throw SolverError(fmt::format("penalty: Newton-Raphson did not converge at t = {:.9g} s (|dq''| = {:.3g})", time() + h_, x.dq));
+  }
+
   // Trapezoidal rule: q, q' at the new time from the unknown accelerations a_new_.
   void advance(double h) {
     q_new_ = q_ + h * v_ + (0.25 * h * h) * (a_ + a_new_);
@@ -160,53 +164,21 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     advance(h);
     cf_.Phi(q_new_, Phi_);
     cf_.Phi_q_dot_v(q_new_, v_new_, Phi_q_dot_v_);
-    if constexpr (kCanSparse) {
-      if (sparse_) {
-        const auto& J = Phi_q_sp_->matrix();
-        Phi_q_sp_->evaluate(q_new_);
-        Phi_dot_.noalias() = J * v_new_;
-        lambda_ = Phi_q_dot_v_ + (2.0 * kXi * kOmega) * Phi_dot_ + (kOmega * kOmega) * Phi_;
-        lambda_.noalias() += J * a_new_;
-        lambda_ *= alpha_;
-        r_ = M_.cwiseProduct(a_new_) - Q_;
-        r_.noalias() += J.transpose() * lambda_;
-        ++stats_.rhs_evals;
-        return;
-      }
-    }
-    cf_.Phi_q(q_new_, Phi_q_);
-    Phi_dot_.noalias() = Phi_q_ * v_new_;
+    evaluate_jacobian(cf_, q_new_, Phi_q_);
+    const auto& J = matrix_of(Phi_q_);
+    Phi_dot_.noalias() = J * v_new_;
     lambda_ = Phi_q_dot_v_ + (2.0 * kXi * kOmega) * Phi_dot_ + (kOmega * kOmega) * Phi_;
-    lambda_.noalias() += Phi_q_ * a_new_;
+    lambda_.noalias() += J * a_new_;
     lambda_ *= alpha_;
     if (nat_.has_force_elements()) nat_.Q(q_new_, v_new_, Q_);
     r_ = M_.cwiseProduct(a_new_) - Q_;
-    r_.noalias() += Phi_q_.transpose() * lambda_;
-    ++stats_.rhs_evals;
+    r_.noalias() += J.transpose() * lambda_;
   }
 
-  // y -= s G x (G of the last tangent).
-  void g_times_sub(double s, const VecQ& x, VecC& y) const {
-    if constexpr (kCanSparse) {
-      if (sparse_) {
-        y.noalias() -= s * (G_sp_->matrix() * x);
-        return;
-      }
-    }
-    y.noalias() -= s * G_ * x;
-  }
-  // x = T^-1 b with the last tangent's factorization.
-  void solve(const VecQ& b, VecQ& x) {
-    if constexpr (kCanSparse) {
-      if (sparse_) {
-        T_sp_->solve(b, x);
-        return;
-      }
-    }
-    if constexpr (kExplicitInverse)
-      x.noalias() = T_inv_ * b;
-    else
-      x.noalias() = lu_.solve(b);
+  // y -= s G x (G of the last tangent), dense or sparse.
+  static void g_times_sub(double s, const VecQ& x, const MatCQ& G, VecC& y) { y.noalias() -= s * G * x; }
+  static void g_times_sub(double s, const VecQ& x, const SparseJacobian& G, VecC& y) {
+    y.noalias() -= s * (G.matrix() * x);
   }
 
   // Tangent dr/dq'' = M + alpha Phi_q^T G + h^2/4 sum_k lambda_k Phi_k,qq, factorized.
@@ -227,54 +199,43 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     const double c = 1.0 + h * kXi * kOmega + 0.25 * h * h * kOmega * kOmega;
     w_ = h * v_new_ + (0.25 * h * h) * (a_new_ + (2.0 * kXi * kOmega) * v_new_);
     q_w_ = q_new_ + w_;
-    if constexpr (kCanSparse) {
-      if (sparse_) {  // no force elements on this path; Phi_q_sp_ and G_sp_ share one pattern
-        G_sp_->evaluate(q_w_);
-        const int nnz = G_sp_->nonzeros();
-        double* g = G_sp_->matrix().valuePtr();
-        const double* p = Phi_q_sp_->matrix().valuePtr();
-        for (int i = 0; i < nnz; ++i) g[i] += (c - 1.0) * p[i];
-        T_sp_->set_zero();
-        T_sp_->add_gram(alpha_, *Phi_q_sp_, *G_sp_);
-        T_sp_->add_geometric_stiffness(lambda_c_, 0.25 * h * h);
-        T_sp_->add_diagonal(M_);
-        if (!T_sp_->factorize())
-          throw SolverError(fmt::format("penalty: the sparse LU of the tangent failed at t = {:.9g} s", time() + h));
-        ++stats_.jacobian_evals;
-        return;
-      }
-    }
+    assemble_tangent(h, c, solver_.matrix());
+    if (!solver_.factor())
+      throw SolverError(fmt::format("penalty: the sparse LU of the tangent failed at t = {:.9g} s", time() + h));
+  }
+  // On Phi_q's pattern (no force elements on this path; Phi_q_ and G_ share one pattern),
+  void assemble_tangent(double h, double c, SparseTangent& T) {
+    G_.evaluate(q_w_);
+    const int nnz = G_.nonzeros();
+    double* g = G_.matrix().valuePtr();
+    const double* p = Phi_q_.matrix().valuePtr();
+    for (int i = 0; i < nnz; ++i) g[i] += (c - 1.0) * p[i];
+    T.set_zero();
+    T.add_gram(alpha_, Phi_q_, G_);
+    T.add_geometric_stiffness(lambda_c_, 0.25 * h * h);
+    T.add_diagonal(M_);
+  }
+  // or dense.
+  void assemble_tangent(double h, double c, MatQQ& T) {
     cf_.Phi_q(q_w_, G_);
     G_ += (c - 1.0) * Phi_q_;
-    T_.noalias() = alpha_ * Phi_q_.transpose() * G_;
-    T_.diagonal() += M_;
+    T.noalias() = alpha_ * Phi_q_.transpose() * G_;
+    T.diagonal() += M_;
     mu_ = (0.25 * h * h) * lambda_c_;
-    cf_.add_Phi_qq_times(mu_, T_);
+    cf_.add_Phi_qq_times(mu_, T);
     if (nat_.has_force_elements()) {  // -dQ/dq'' = -(h^2/4 dQ/dq + h/2 dQ/dq')
       K_.setZero();
       C_.setZero();
       nat_.add_Q_jacobians(q_new_, v_new_, K_, C_);
-      T_.noalias() -= (0.25 * h * h) * K_;
-      T_.noalias() -= (0.5 * h) * C_;
+      T.noalias() -= (0.25 * h * h) * K_;
+      T.noalias() -= (0.5 * h) * C_;
     }
-    if constexpr (kExplicitInverse)
-      T_inv_ = T_.inverse();
-    else
-      lu_.compute(T_);
-    ++stats_.jacobian_evals;
   }
 
-  static constexpr bool kCanSparse = NQ == Eigen::Dynamic;
-  // The pendulums' tangents (at most 4 x 4): Eigen's closed-form inverse costs a fraction of a
-  // pivoted LU's call (as in alm-index3); Newton's convergence test guards its accuracy.
-  static constexpr bool kExplicitInverse = NQ != Eigen::Dynamic && NQ <= 4;
-  int dense(int n) const { return sparse_ ? 0 : n; }  // dense matrices are empty on the sparse path
+  static int dense(int n) { return Solver::kSparse ? 0 : n; }  // dense matrices are empty on the sparse path
 
   NaturalCoordinates nat_;
   ConstraintFunctions<NQ, NC> cf_{nat_};  // Phi, Phi_q, ...: explicit quadratics at fixed sizes
-  bool sparse_ = false;  // Phi_q_sp_, G_sp_, T_sp_ (KLU) instead of Phi_q_, G_, T_, lu_
-  std::unique_ptr<SparseJacobian> Phi_q_sp_, G_sp_;
-  std::unique_ptr<SparseTangent> T_sp_;
   int nq_, nc_;
   VecQ M_, Q_;          // diagonal of M (kg), applied forces Q (N)
   double alpha_;        // kg
@@ -285,11 +246,10 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   VecQ r_, da_, w_, q_w_;
   VecC Phi_, Phi_dot_, Phi_q_dot_v_, lambda_, mu_;
   VecC lambda_c_;  // lambda at the latest corrected q'' (first order), for the geometric stiffness
-  MatCQ Phi_q_, G_;
-  MatQQ T_;
+  Jacobian Phi_q_, G_;
   MatQQ K_, C_;  // dQ/dq, dQ/dq' (force elements only)
-  Eigen::PartialPivLU<MatQQ> lu_;
-  MatQQ T_inv_;  // T^-1 (kExplicitInverse)
+  Solver solver_;  // the tangent dr/dq'' and its factorization
+  double h_ = 0.0;  // the step in progress
 };
 
 class Penalty final : public Formulation {
@@ -318,10 +278,12 @@ class Penalty final : public Formulation {
 
 std::unique_ptr<Simulator> make_simulator(const Model& model, double h, LinearAlgebra la) {
   if (!(h > 0.0) || !std::isfinite(h)) throw SolverError("penalty: step size must be positive and finite");
-  const bool sparse = sparse_path(la, model, kSparseLuMinCoordinates);
-  if (!sparse && model.nq() == 2 && model.nc() == 1) return std::make_unique<TrapezoidalSimulator<2, 1>>(model, h);
-  if (!sparse && model.nq() == 4 && model.nc() == 2) return std::make_unique<TrapezoidalSimulator<4, 2>>(model, h);
-  return std::make_unique<TrapezoidalSimulator<Eigen::Dynamic, Eigen::Dynamic>>(model, h, sparse);
+  constexpr int X = Eigen::Dynamic;
+  if (sparse_path(la, model, kSparseLuMinCoordinates))
+    return std::make_unique<TrapezoidalSimulator<X, X, SparseTangentSolver>>(model, h);
+  if (model.nq() == 2 && model.nc() == 1) return std::make_unique<TrapezoidalSimulator<2, 1, DenseTangent<2>>>(model, h);
+  if (model.nq() == 4 && model.nc() == 2) return std::make_unique<TrapezoidalSimulator<4, 2, DenseTangent<4>>>(model, h);
+  return std::make_unique<TrapezoidalSimulator<X, X, DenseTangent<X>>>(model, h);
 }
 
 MBS_REGISTER_FORMULATION(Penalty);

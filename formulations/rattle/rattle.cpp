@@ -42,6 +42,7 @@
 
 #include "common/independent_rows.hpp"
 #include "common/length_scale.hpp"
+#include "common/linear_solver.hpp"
 #include "core/natural_coordinates.hpp"
 #include "common/quadratic_rows.hpp"
 
@@ -79,7 +80,13 @@ double inf_norm(const V& x) {
   return x.size() == 0 ? 0.0 : x.cwiseAbs().maxCoeff();
 }
 
-template <int NQ, int NR>
+// S = G M^-1 G^T's solver (common/linear_solver.hpp): dense LLT (the closed-form inverse for one
+// row), or the fixed-pattern sparse LDLT on the kept rows' Jacobian.
+template <int NR>
+using DenseSchur = DenseSolver<NR, Factorization::kLlt>;
+using SparseSchurSolver = SparseSolver<SparseSchur>;
+
+template <int NQ, int NR, typename Schur>
 class RattleSimulator final : public FixedStepSimulator {
  public:
   using Vec = Eigen::Matrix<double, NQ, 1>;
@@ -88,18 +95,14 @@ class RattleSimulator final : public FixedStepSimulator {
   using JacT = Eigen::Matrix<double, NQ, NR>;
   using MatR = Eigen::Matrix<double, NR, NR>;
 
-  RattleSimulator(const Model& model, std::vector<double> gamma, double h, std::vector<int> rows, bool sparse)
+  RattleSimulator(const Model& model, std::vector<double> gamma, double h, std::vector<int> rows)
       : FixedStepSimulator(model, h), nat_(model), gamma_(std::move(gamma)), rows_(std::move(rows)), n_q_(nat_.nq()),
         n_c_(nat_.nc()), n_r_(static_cast<int>(rows_.size())), redundant_(n_r_ < n_c_),
         forces_(nat_.has_force_elements()), Minv_(nat_.M_diag().cwiseInverse()), Q_(nat_.Q()), MiQ_(n_q_),
         q0_(model.initial_q()), v0_(model.initial_v()), q_(n_q_), v_(n_q_), qt_(n_q_), vh_(n_q_), zero_v_(Vec::Zero(n_q_)),
         Phi_(n_r_), L_(n_r_), dL_(n_r_), mu_(n_r_), rhs_(n_r_), Phi_all_(n_c_), G_(n_r_, n_q_), Gk_(n_r_, n_q_),
-        MiGt_(n_q_, n_r_), MiGtk_(n_q_, n_r_), Phi_q_all_(redundant_ ? n_c_ : 0, n_q_), A_(n_r_, n_r_),
-        A_inv_(n_r_, n_r_), lu_(n_r_), llt_(sparse ? 0 : n_r_), sparse_(sparse && n_r_ > 0) {
-    if (sparse_) {
-      G_sp_ = std::make_unique<SparseJacobian>(nat_, rows_);
-      S_sp_ = std::make_unique<SparseSchur>(*G_sp_);
-    }
+        MiGt_(n_q_, n_r_), MiGtk_(n_q_, n_r_), Phi_q_all_(redundant_ ? n_c_ : 0, n_q_), newton_matrix_(n_r_),
+        G_sp_(nat_, rows_), schur_(n_r_, G_sp_) {
     double scale = max_model_length(model);
     if (!(scale > 0.0)) scale = 0.0;
     if (q0_.size() > 0) scale = std::max(scale, q0_.cwiseAbs().maxCoeff());
@@ -164,9 +167,9 @@ class RattleSimulator final : public FixedStepSimulator {
 
   // Newton on Phi(qt_ - MiGt_ L) = 0 in L (start: L_). On return qk_ is the solution and Gk_, MiGtk_
   // are at it. Fixed sizes: full Newton (matrix G(q^k) M^-1 G(q_n)^T, a few flops). Dynamic sizes:
-  // the dense product and LU each iteration cost most of a stage (~70 % on a closed spatial loop of rigid bodies), so the matrix is
-  // kept at G(q_n) M^-1 G(q_n)^T, already factored by the velocity solve that ended the last stage
-  // (llt_), and only Phi is evaluated per iteration; the corrections then contract linearly, by
+  // the dense product and LU each iteration cost most of a stage (docs/formulations.md, Method
+  // notes), so the matrix is kept at G(q_n) M^-1 G(q_n)^T, already factored by the velocity solve
+  // that ended the last stage (schur_), and only Phi is evaluated per iteration; the corrections then contract linearly, by
   // ~|G(q_{n+1}) - G(q_n)| / |G| = O(h), so the stop is |Phi| at round-off; where they contract by
   // less than kSlowRatio (or too many iterations), full Newton takes over.
   void newton(double t_end, size_t stage = 0) {
@@ -191,17 +194,12 @@ class RattleSimulator final : public FixedStepSimulator {
                         : fmt::format("in stage {} of the step ending at t = {:.9g} s", stage + 1, t_end),
             it, phi, tol_Phi_));
       }
-      if constexpr (kFixed) {
-        // d Phi / d L = -G(q^k) M^-1 G(q_n)^T.
-        A_.noalias() = Gk_ * MiGt_;
-        A_inv_ = A_.inverse();
-        dL_.noalias() = A_inv_ * Phi_;
-      } else if (full) {
-        A_.noalias() = Gk_ * MiGt_;
-        lu_.compute(A_);
-        dL_.noalias() = lu_.solve(Phi_);
+      if (kFixed || full) {  // d Phi / d L = -G(q^k) M^-1 G(q_n)^T
+        newton_matrix_.matrix().noalias() = Gk_ * MiGt_;
+        newton_matrix_.factor();
+        newton_matrix_.solve(Phi_, dL_);
       } else {
-        solve_S(Phi_, dL_);
+        schur_.solve(Phi_, dL_);
       }
       L_ += dL_;
       ++stats_.newton_iterations;
@@ -241,36 +239,21 @@ class RattleSimulator final : public FixedStepSimulator {
   void project_velocity(Vec& v) {
     if (n_r_ == 0) return;
     rhs_.noalias() = G_ * v;
-    if constexpr (kFixed) {
-      A_.noalias() = G_ * MiGt_;
-      mu_.noalias() = A_.inverse() * rhs_;
-    } else {
-      factor_S();
-      solve_S(rhs_, mu_);
-    }
+    factor_S();
+    schur_.solve(rhs_, mu_);
     v.noalias() -= MiGt_ * mu_;
   }
 
-  // S = G_ M^-1 G_^T at q_ factored (the dynamic path: project_velocity() and the modified Newton
-  // use it): dense LLT, or on the sparse path the fixed-pattern sparse LDLT (common/sparse_natural.hpp).
+  // S = G_ M^-1 G_^T at q_ factored (project_velocity(), and the dynamic path's modified Newton
+  // uses it): dense, or on the sparse path on G's fixed pattern (common/sparse_natural.hpp).
   void factor_S() {
-    bool ok;
-    if (sparse_) {
-      G_sp_->evaluate(q_);
-      ok = S_sp_->assemble_and_factorize(*G_sp_, Minv_, 0.0, 0.0);  // no regularization
-    } else {
-      A_.noalias() = G_ * MiGt_;
-      llt_.compute(A_);
-      ok = llt_.info() == Eigen::Success;
-    }
-    if (!ok) throw SolverError(fmt::format("rattle: G M^-1 G^T is not positive definite at t = {:.9g} s", time()));
+    assemble_S(schur_.matrix());
+    if (!schur_.factor()) throw SolverError(fmt::format("rattle: G M^-1 G^T is not positive definite at t = {:.9g} s", time()));
   }
-  void solve_S(const CVec& b, CVec& x) {
-    if (sparse_) {
-      S_sp_->solve(b, x);
-    } else {
-      x = llt_.solve(b);
-    }
+  void assemble_S(MatR& S) { S.noalias() = G_ * MiGt_; }
+  void assemble_S(SparseSchur& S) {
+    G_sp_.evaluate(q_);
+    S.assemble(G_sp_, Minv_);  // no regularization
   }
   void factor_at_start() {
     if constexpr (!kFixed) factor_S();
@@ -287,12 +270,7 @@ class RattleSimulator final : public FixedStepSimulator {
       for (int k = 0; k < n_r_; ++k) rhs_[k] = Phi_all_[rows_[k]];
     }
     rhs_.noalias() += G_ * MiQ_;
-    if constexpr (kFixed) {
-      A_.noalias() = G_ * MiGt_;
-      mu_.noalias() = A_.inverse() * rhs_;
-    } else {
-      solve_S(rhs_, mu_);  // S at q_ factored by project_velocity() just before
-    }
+    schur_.solve(rhs_, mu_);  // S at q_ factored by project_velocity() just before
     if (!mu_.allFinite()) throw SolverError("rattle: non-finite initial multipliers");
   }
 
@@ -328,6 +306,9 @@ class RattleSimulator final : public FixedStepSimulator {
   struct NoQuadratics {
     explicit NoQuadratics(const NaturalCoordinates&) {}
   };
+  struct NoPattern {
+    NoPattern(const NaturalCoordinates&, const std::vector<int>&) {}
+  };
 
   NaturalCoordinates nat_;
   // The fixed-size path's rows as quadratics (common/quadratic_rows.hpp; make_simulator checked them).
@@ -345,14 +326,12 @@ class RattleSimulator final : public FixedStepSimulator {
   Jac G_, Gk_;         // G at q_, and at Newton's iterate
   JacT MiGt_, MiGtk_;  // M^-1 G^T of each
   Eigen::MatrixXd Phi_q_all_;
-  MatR A_, A_inv_;
-  Eigen::PartialPivLU<MatR> lu_;
-  Eigen::LLT<MatR> llt_;
+  // Full Newton's matrix G(q^k) M^-1 G(q_n)^T: LU (the closed-form inverse for one row).
+  DenseSolver<NR, Factorization::kLu> newton_matrix_;
   // Sparse path (large models without force elements): S = G M^-1 G^T on G's fixed pattern. G_,
   // Gk_ stay dense (evaluating them costs little beside the dense product and LLT this replaces).
-  bool sparse_;
-  std::unique_ptr<SparseJacobian> G_sp_;
-  std::unique_ptr<SparseSchur> S_sp_;
+  std::conditional_t<Schur::kSparse, SparseJacobian, NoPattern> G_sp_;
+  Schur schur_;  // S = G_ M^-1 G_^T at q_ and its factorization
   double tol_Phi_ = 0.0, tol_dq_ = 0.0;
 };
 
@@ -421,9 +400,11 @@ std::unique_ptr<Simulator> make_simulator(const Model& model, const std::vector<
   const bool sparse = sparse_path(la, model);
   std::vector<int> rows = independent_rows(NaturalCoordinates(model), model);
   const bool all = static_cast<int>(rows.size()) == model.nc();
+  constexpr int X = Eigen::Dynamic;
+  if (sparse && !rows.empty()) return std::make_unique<RattleSimulator<X, X, SparseSchurSolver>>(model, gamma, h, std::move(rows));
   if (!sparse && all && model.nq() == 2 && model.nc() == 1 && quadratics_match<2, 1>(model))
-    return std::make_unique<RattleSimulator<2, 1>>(model, gamma, h, std::move(rows), false);
-  return std::make_unique<RattleSimulator<Eigen::Dynamic, Eigen::Dynamic>>(model, gamma, h, std::move(rows), sparse);
+    return std::make_unique<RattleSimulator<2, 1, DenseSchur<1>>>(model, gamma, h, std::move(rows));
+  return std::make_unique<RattleSimulator<X, X, DenseSchur<X>>>(model, gamma, h, std::move(rows));
 }
 
 MBS_REGISTER_FORMULATION(Rattle);
