@@ -5,6 +5,7 @@
 
 #include "problem/problem.hpp"
 #include "report/report.hpp"
+#include "results/summary_json.hpp"
 
 namespace mbs {
 namespace {

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "run/children.hpp"
 #include "run/sweep.hpp"
 
 namespace mbs {

@@ -1,24 +1,17 @@
 #include "report/report.hpp"
 
-#include "elements/plane_contact.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 #include <stdexcept>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <fcntl.h>
-#include <unistd.h>
 
+#include "core/contact.hpp"
 #include "problem/reference_kinds.hpp"
-#include "report/json_writer.hpp"
+#include "results/files.hpp"
+#include "results/summary_json.hpp"
 
 namespace mbs {
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -144,7 +137,7 @@ std::string format_impacts(const BenchReport& report) {
                        r.score.micro_impacts, kImpactJump, r.score.max_penetration);
     for (size_t i = 0; i < r.score.impacts.size() && i < 6; ++i) {
       const Impact& im = r.score.impacts[i];
-      out += fmt::format("  t = {:.4f}  {:<11} {:8.4f} -> {:7.4f}  E = {:.4f}\n", im.t, plane_contacts(p.model)[im.contact]->name,
+      out += fmt::format("  t = {:.4f}  {:<11} {:8.4f} -> {:7.4f}  E = {:.4f}\n", im.t, contacts(p.model)[im.contact]->name,
                          im.vn_before, im.vn_after, im.energy_after);
     }
     if (r.score.impacts.size() > 6) out += fmt::format("  ... ({} more in summary.json)\n", r.score.impacts.size() - 6);
@@ -235,127 +228,6 @@ std::string format_overview(const std::vector<BenchReport>& reports) {
   return out;
 }
 
-std::string to_json(const BenchReport& report) {
-  const Problem& p = *report.problem;
-  JsonWriter j;
-  j.begin_object();
-  j.field("problem", p.name).field("title", p.title);
-  j.field("problem_file", report.problem_file.empty() ? p.file : report.problem_file);
-  j.key("rule").begin_object().field("metric", to_string(p.rule.metric)).field("below", p.rule.below).end_object();
-  j.field("objective", p.objective).field("end_time_s", p.run.end_time);
-  if (const auto& ref = p.reference_trajectory) {
-    j.key("reference").begin_object().field("kind", ref->kind).field("uncertainty_m", ref->uncertainty);
-    j.field("provenance", ref->provenance).field("measured_points", measured_names(p)).field("output_interval_s", ref->dt);
-    if (!ref->file.empty()) j.field("file", ref->file).field("problem_hash", problem_key(p));
-    j.end_object();
-  }
-  j.field("created", report.created).field("build", report.build);
-  if (!report.sweep.empty()) j.field("sweep", report.sweep);
-  j.key("calibration").begin_object()
-      .field("kernel", "fixed-size RK4 on theta'' = -(g/L) sin(theta), 276 steps over 10 s")
-      .field("cpu_time_median_s", report.kernel.median_s)
-      .field("cpu_time_min_s", report.kernel.min_s)
-      .end_object();
-  j.key("rows").begin_array();
-  for (const CaseResult& r : report.rows) {
-    j.begin_object();
-    j.field("formulation", r.formulation).field("integrator", r.integrator);
-    j.key("setting");
-    r.setting ? j.value(*r.setting) : j.null();
-    j.field("setting_kind", setting_kind_name(r.setting_kind)).field("tuned", r.tuned).field("tuner_trials", r.trials);
-    j.field("status", to_string(r.status));
-    const bool ran = r.score.completed;
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    j.field("max_energy_drift", ran ? r.score.max_energy_drift : nan);
-    j.field("max_position_violation", ran ? r.score.max_position_violation : nan);
-    j.field("max_velocity_violation", ran ? r.score.max_velocity_violation : nan);
-    j.field("final_position_error", ran ? r.score.final_position_error : nan);
-    j.field("max_reference_error", ran ? r.score.max_reference_error : nan);
-    j.field("final_reference_error", ran ? r.score.final_reference_error : nan);
-    j.field("max_energy_rise", ran ? r.score.max_energy_rise : nan);
-    j.field("rule_metric_value", ran ? r.score.metric(p.rule.metric) : nan);  // the value the rule judged
-    if (p.momentum_axis) j.field("max_angular_momentum_drift", ran ? r.score.max_angular_momentum_drift : nan);
-    j.field("steps", ran ? r.score.stats.steps : 0L);
-    j.field("rhs_evals", r.score.stats.rhs_evals).field("jacobian_evals", r.score.stats.jacobian_evals);
-    j.field("newton_iterations", r.score.stats.newton_iterations).field("failures", r.score.stats.failures);
-    j.field("cpu_time_median_s", r.timing ? r.timing->median_s : nan);
-    j.field("cpu_time_min_s", r.timing ? r.timing->min_s : nan);
-    j.field("timing_samples", r.timing ? r.timing->samples : 0);
-    j.field("normalized_time", r.normalized_time);
-    j.field("relative_to_fastest", r.relative_to_fastest);
-    j.field("run", to_string(r.run_kind));
-    j.key("checks").begin_array();
-    for (size_t i = 0; i < r.score.checks.size() && i < p.checks.size(); ++i) {
-      const CheckValue& c = r.score.checks[i];
-      j.begin_object().field("name", p.checks[i].name).field("value", ran ? c.value : nan).field("target", c.target);
-      j.field("ratio", ran ? c.ratio() : nan).field("published", p.checks[i].published);
-      j.field("reproduces_published_digits", ran && c.reproduces(p.checks[i].decimals));
-      if (p.checks[i].published_is_target) j.field("ratio_to_published", ran ? c.value / p.checks[i].published : nan);
-      j.end_object();
-    }
-    j.end_array();
-    if (r.linearization) {
-      const Linearization& l = *r.linearization;
-      j.key("linearization").begin_object().field("coordinates", l.coordinates).field("rule", l.rule);
-      j.field("eigenvalue_error", r.score.eigenvalue_error).field("solution_file", "solution/" + r.formulation + ".txt");
-      j.key("eigenvalues").begin_array();
-      for (const Eigenvalue& e : l.eigenvalues)
-        j.begin_object().field("re", e.finite ? e.s.real() : nan).field("im", e.finite ? e.s.imag() : nan).field("finite", e.finite)
-            .field("true", e.is_true).field("why", e.why).end_object();
-      j.end_array().end_object();
-    }
-    if (p.model.has_role(ElementRole::kContact)) {
-      j.field("max_penetration_m", ran ? r.score.max_penetration : nan).field("micro_impacts", r.score.micro_impacts);
-      j.key("impacts").begin_array();
-      for (const Impact& im : r.score.impacts)
-        j.begin_object().field("t_s", im.t).field("contact", plane_contacts(p.model)[im.contact]->name).field("vn_before_m_s", im.vn_before)
-            .field("vn_after_m_s", im.vn_after).field("energy_after_J", im.energy_after).end_object();
-      j.end_array();
-    }
-    if (!p.run.final_angles.empty()) {
-      j.key("final_angles").begin_array();
-      for (size_t i = 0; i < p.run.final_angles.size(); ++i) {
-        const FinalAngle& a = p.run.final_angles[i];
-        const double value = ran && i < r.score.final_angles.size() ? r.score.final_angles[i] : nan;
-        j.begin_object().field("name", a.name).field("value_rad", value).field("published_rad", a.published);
-        j.field("difference_rad", value - a.published).end_object();
-      }
-      j.end_array();
-      j.field("solution_file", ran ? "solution/" + history_file_name(r) : std::string());
-    }
-    j.field("history_file", r.history.empty() ? std::string() : "histories/" + history_file_name(r));
-    j.field("message", r.message);
-    j.end_object();
-  }
-  j.end_array();
-  j.end_object();
-  return j.str() + "\n";
-}
-
-std::string to_csv(const BenchReport& report) {
-  std::string out =
-      "formulation,integrator,setting_kind,setting,status,steps,max_energy_drift,max_position_violation,"
-      "max_velocity_violation,final_position_error,max_reference_error,final_reference_error,cpu_time_median_s,"
-      "cpu_time_min_s,normalized_time,"
-      "relative_to_fastest,message\n";
-  auto f = [](double x) { return std::isfinite(x) ? fmt::format("{:.9g}", x) : std::string(); };
-  for (const CaseResult& r : report.rows) {
-    std::string msg = r.message;
-    for (char& c : msg)
-      if (c == '"') c = '\'';
-    const bool ran = r.score.completed;
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\"\n", r.formulation, r.integrator,
-                       setting_kind_name(r.setting_kind), r.setting ? f(*r.setting) : "", r.status, ran ? r.score.stats.steps : 0,
-                       f(ran ? r.score.max_energy_drift : nan), f(ran ? r.score.max_position_violation : nan),
-                       f(ran ? r.score.max_velocity_violation : nan), f(ran ? r.score.final_position_error : nan),
-                       f(ran ? r.score.max_reference_error : nan), f(ran ? r.score.final_reference_error : nan),
-                       f(r.timing ? r.timing->median_s : nan), f(r.timing ? r.timing->min_s : nan),
-                       f(r.normalized_time), f(r.relative_to_fastest), msg);
-  }
-  return out;
-}
-
 std::string to_markdown(const BenchReport& report) {
   const Problem& p = *report.problem;
   if (p.analysis)  // no time integration: the linearization table, every eigenvalue and its judgement
@@ -442,85 +314,26 @@ std::string format_final_angles(const BenchReport& report) {
   return out;
 }
 
-std::string history_file_name(const CaseResult& row) {
-  return row.formulation + "__" + row.integrator + (row.run_kind == RunKind::kTuned ? "" : "__" + to_string(row.run_kind)) + ".txt";
-}
-
-std::string history_text(const BenchReport& report, const CaseResult& row) {
-  const Problem& p = *report.problem;
-  std::string out = fmt::format(
-      "# {} {} {}\n# columns: t (s), x (m), y (m) of {}, E(t)-E(0) (J), |Phi| (m), |Phi_q v| (m/s)\n"
-      "# x, y: in-plane coordinates along plane.e1, plane.e2 (planar problems), world x, y (spatial ones)\n"
-      "# rows: the first step at or after each multiple of {:g} s, and the last step (no interpolation)\n",
-      p.name, row.row_name(), row.setting ? fmt::format("{} {:.6g}", setting_kind_name(row.setting_kind), *row.setting) : "",
-      p.history_name, p.run.output_interval);
-  const int n_extra = p.history_extra_columns();
-  if (n_extra > 0) {
-    out += "# further columns:";
-    if (p.history_total_energy()) out += fmt::format(" E(t) (J, total, potential energy from the datum {:g} J)", p.energy_datum);
-    for (const auto& point : p.extra_history_points) out += fmt::format(" x (m), y (m) of {}", point.first);
-    out += "\n";
-  }
-  const bool whole = row.history_extra.size() == row.history.size() * static_cast<size_t>(n_extra);
-  for (size_t i = 0; i < row.history.size(); ++i) {
-    const HistoryRow& h = row.history[i];
-    out += fmt::format("{:.9f} {: .12e} {: .12e} {: .6e} {:.6e} {:.6e}", h[0], h[1], h[2], h[3], h[4], h[5]);
-    for (int k = 0; whole && k < n_extra; ++k) out += fmt::format(" {: .12e}", row.history_extra[i * n_extra + k]);
-    out += "\n";
-  }
-  return out;
-}
-
-namespace {
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.flush();
-  if (!out) throw std::runtime_error(fmt::format("cannot write {}", path.string()));
-}
-}  // namespace
-
 void write_results(const BenchReport& report, const std::string& results_root) {
-  const fs::path root(results_root);
-  const std::string name = report.problem->name;
-  const fs::path final_dir = root / name;
-  const fs::path staging = root / fmt::format(".{}.staging.{}", name, ::getpid());
-  std::error_code ec;
-  fs::create_directories(root, ec);
-  fs::remove_all(staging, ec);
+  const Problem& p = *report.problem;
+  std::vector<std::string> folders{"histories"};
+  std::vector<ResultFile> files{{"summary.json", to_json(report)}, {"summary.csv", to_csv(report)}, {"summary.md", to_markdown(report)}};
+  if (const auto& ref = p.reference_trajectory; ref && !ref->file.empty()) {
+    folders.push_back(std::filesystem::path(ref->file).parent_path().string());
+    files.emplace_back(ref->file, p.reference->stored_text(p, *ref));
+  }
+  for (const CaseResult& r : report.rows)
+    if (!r.history.empty()) files.emplace_back("histories/" + history_file_name(r), history_text(report, r));
+  const size_t before_solutions = files.size();
+  for (const CaseResult& r : report.rows)
+    if (!p.run.final_angles.empty() && r.score.completed) files.emplace_back("solution/" + history_file_name(r), final_angles_text(report, r));
+  for (const CaseResult& r : report.rows)
+    if (r.linearization) files.emplace_back("solution/" + r.formulation + ".txt", solution_text(report, r));
+  if (files.size() > before_solutions) folders.push_back("solution");
   try {
-    fs::create_directories(staging / "histories");
-    write_file(staging / "summary.json", to_json(report));
-    write_file(staging / "summary.csv", to_csv(report));
-    write_file(staging / "summary.md", to_markdown(report));
-    if (const auto& ref = report.problem->reference_trajectory; ref && !ref->file.empty()) {
-      fs::create_directories((staging / ref->file).parent_path());
-      write_file(staging / ref->file, report.problem->reference->stored_text(*report.problem, *ref));
-    }
-    for (const CaseResult& r : report.rows)
-      if (!r.history.empty()) write_file(staging / "histories" / history_file_name(r), history_text(report, r));
-    for (const CaseResult& r : report.rows) {
-      if (report.problem->run.final_angles.empty() || !r.score.completed) continue;
-      fs::create_directories(staging / "solution");
-      write_file(staging / "solution" / history_file_name(r), final_angles_text(report, r));
-    }
-    for (const CaseResult& r : report.rows) {
-      if (!r.linearization) continue;
-      fs::create_directories(staging / "solution");
-      write_file(staging / "solution" / (r.formulation + ".txt"), solution_text(report, r));
-    }
-    // Swap in: the previous results stay whole until the new ones are complete, and the swap itself
-    // is one atomic exchange of the two folders (Linux renameat2), so the folder never goes missing.
-    if (fs::exists(final_dir)) {
-      if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, final_dir.c_str(), RENAME_EXCHANGE) != 0)
-        throw std::runtime_error(fmt::format("cannot swap {} into place: {}", final_dir.string(), std::strerror(errno)));
-      fs::remove_all(staging, ec);  // now holds the previous results
-    } else {
-      fs::rename(staging, final_dir);
-    }
+    write_folder((std::filesystem::path(results_root) / p.name).string(), folders, files);
   } catch (const std::exception& e) {
-    fs::remove_all(staging, ec);
-    throw std::runtime_error(fmt::format("writing results for {} failed: {}", name, e.what()));
+    throw std::runtime_error(fmt::format("writing results for {} failed: {}", p.name, e.what()));
   }
 }
 

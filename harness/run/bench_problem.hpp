@@ -11,9 +11,9 @@
 
 #include "core/formulation.hpp"
 #include "problem/problem.hpp"
-#include "report/report.hpp"
 #include "run/bench_case.hpp"
 #include "run/progress.hpp"
+#include "run/timing.hpp"
 
 namespace mbs {
 
@@ -28,9 +28,31 @@ struct BenchOptions {
   std::function<bool()> interrupted;  // checked between cases; may be empty
 };
 
-// Fills report.kernel and report.rows (ranked). True when a case failed or stopped (status fail
-// or error). A case that throws is a row with status error, never a crash.
+// What running a problem gives: its rows and the calibration kernel timed in the same process (the
+// results' BenchReport adds where, when and how they were made).
+struct BenchRun {
+  std::vector<CaseResult> rows;
+  Timing kernel;
+};
+
+// Fills run.kernel and run.rows (ranked). True when a case failed or stopped (status fail or
+// error). A case that throws is a row with status error, never a crash.
 bool bench_problem(const Problem& problem, const CaseList& cases, const BenchOptions& options, Progress& progress,
-                   BenchReport& report);
+                   BenchRun& run);
+
+// Times every row serially at its setting, in this process, after the rows were found elsewhere
+// (in parallel): re-runs each case at its tuned setting (bench --baseline-settings' path) with the
+// calibration kernel timed first, then copies the timings onto the rows that ran to the end (pass or
+// fail, as a serial run times them) and ranks. Returns the number of rows whose re-run took other
+// steps than the tuning run's (reported on stderr; the row kept is the tuned one).
+int retime_serially(const Problem& problem, const CaseList& cases, const CaseOptions& options, Progress& progress,
+                    BenchRun& run);
+
+// The cases a sweep runs for a problem, in the serial run's order: for an analysis problem one per
+// formulation (its first selected integrator: the linearization does not depend on it).
+CaseList sweep_cases(const Problem& problem, const CaseList& selected);
+
+// A row failed or stopped (status fail or error), as bench_problem's return value says.
+bool has_failed_rows(const std::vector<CaseResult>& rows);
 
 }  // namespace mbs

@@ -46,7 +46,7 @@ ScoringObserver::ScoringObserver(const Problem& problem, bool record_history)
     : problem_(problem), nat_(problem.model), record_(record_history), phi_(nat_.nc()), phi_v_(nat_.nc()),
       q_last_(nat_.nq()) {
   if (problem.reference) reference_ = problem.reference->observer(problem);
-  contacts_ = plane_contacts(problem.model);
+  contacts_ = contact_gaps(problem.model);
   if (const auto& ref = problem.reference_trajectory) {
     std::vector<Combo> points;
     for (const auto& [name, combo] : problem.measured_points) points.push_back(combo);
@@ -120,7 +120,7 @@ void ScoringObserver::on_step(double t, const Eigen::VectorXd& q, const Eigen::V
   }
   bool impact = false;
   for (size_t i = 0; i < contacts_.size(); ++i) {
-    const double g = contacts_[i]->gap(problem_.model, q), vn = contacts_[i]->normal_velocity(problem_.model, v);
+    const double g = contacts_[i].gap(q), vn = contacts_[i].normal_velocity(v);
     upd(max_pen_, -g);
     // At the wall after the step: |gap| within what one step of the faster of the two velocities
     // moves (a turning point inside or away from the wall is not an impact).

@@ -11,7 +11,7 @@
 
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
-#include "elements/plane_contact.hpp"
+#include "core/contact.hpp"
 #include "run/point_sampler.hpp"
 #include "problem/problem.hpp"
 #include "problem/reference_kinds.hpp"
@@ -35,7 +35,7 @@ struct CheckValue {
 // separating (by more than kImpactJump) at a gap no larger than the separating motion of one step.
 struct Impact {
   double t = 0.0;               // s, time of the first state after the impact
-  int contact = 0;              // index into Model::contacts
+  int contact = 0;              // index into contacts(model)
   double vn_before = 0.0;       // m/s, normal velocity at the last reported state before (< 0; up to a
                                 // step of acceleration away from the instant of impact)
   double vn_after = 0.0;        // m/s, at the state after (> 0)
@@ -99,7 +99,7 @@ class ScoringObserver final : public StepObserver {
   NaturalCoordinates nat_;
   // The reference's checks and final position (null when it gives neither).
   std::unique_ptr<ReferenceObserver> reference_;
-  std::vector<const PlaneContact*> contacts_;
+  std::vector<ContactGap> contacts_;  // each contact's gap, in file order
   struct Periodic {
     const Element* element;
     double period, last, offset;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "report/report.hpp"
+#include "results/summary.hpp"
 
 namespace mbs {
 

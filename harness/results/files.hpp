@@ -1,0 +1,28 @@
+// The files of a results folder: one file written atomically (temp + rename), or a whole folder
+// swapped in at once; and the names and text of the per-row time histories.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "results/summary.hpp"
+
+namespace mbs {
+
+// Writes path (its folder created) through a temporary file renamed into place. Throws
+// std::runtime_error on I/O failure.
+void write_atomically(const std::string& path, const std::string& text);
+
+// Writes `dir` whole or not at all: the folders (relative paths), then every (relative path, text),
+// into a staging folder that then replaces the previous `dir` by one atomic exchange. A file's folder
+// must be among `folders` (none is made on the way). Throws std::runtime_error on I/O failure.
+using ResultFile = std::pair<std::string, std::string>;
+void write_folder(const std::string& dir, const std::vector<std::string>& folders, const std::vector<ResultFile>& files);
+
+// The spec's six columns: t, x, y, E - E0, |Phi|, |Phi_q v|, then the problem's further columns.
+std::string history_text(const BenchReport& report, const CaseResult& row);
+// File name of a row's history: "<formulation>__<integrator>.txt".
+std::string history_file_name(const CaseResult& row);
+
+}  // namespace mbs
