@@ -4,11 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <vector>
 
 #include "core/formulation.hpp"
@@ -154,44 +152,6 @@ TEST(AlmIndex3DoublePendulum, FixedAndDynamicSizesAgree) {
   for (int p = 0; p < 2; ++p)
     for (int c = 0; c < 2; ++c) EXPECT_NEAR(m_planar.q_final[2 * p + c], m_spatial.q_final[3 * p + c], 1e-8);
   EXPECT_EQ(testing::allocations_during([&] { sim->run(0.1, nullptr); }), 0);
-}
-
-// Step-size table and timing for the report; run with --gtest_also_run_disabled_tests.
-TEST_F(AlmIndex3Pendulum, DISABLED_StepTableAndTiming) {
-  const double t_end = problem_.run.end_time;
-  std::printf("%9s %7s %11s %11s %11s %11s %8s\n", "h", "steps", "drift J", "|Phi| m", "|Phi_q v|", "pos err m",
-              "it/step");
-  for (double h : {0.05, 0.02, 0.01, 5e-3, 3e-3, 2e-3, 1.5e-3, 1.2e-3, 1.1e-3, 1e-3, 9e-4, 5e-4, 1e-4, 1e-5}) {
-    auto sim = create(h);
-    Monitor m(problem_.model);
-    try {
-      const RunStats& s = sim->run(t_end, &m);
-      std::printf("%9.2e %7ld %11.3e %11.3e %11.3e %11.3e %8.3f\n", h, s.steps, m.max_drift, m.max_Phi, m.max_Phi_dot,
-                  position_error(m), double(s.newton_iterations) / s.steps);
-    } catch (const SolverError& e) {
-      std::printf("%9.2e %s\n", h, e.what());
-    }
-  }
-  // Wall time (std::chrono) and this process's CPU time, which a shared machine disturbs less.
-  for (double h : {1e-3, 9e-4}) {
-    auto sim = create(h);
-    sim->run(t_end, nullptr);
-    std::vector<double> wall_ms, cpu_ms;
-    for (int k = 0; k < 21; ++k) {
-      const std::clock_t c0 = std::clock();
-      const auto t0 = std::chrono::steady_clock::now();
-      sim->run(t_end, nullptr);
-      const auto t1 = std::chrono::steady_clock::now();
-      const std::clock_t c1 = std::clock();
-      wall_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-      cpu_ms.push_back(1e3 * double(c1 - c0) / CLOCKS_PER_SEC);
-    }
-    std::sort(wall_ms.begin(), wall_ms.end());
-    std::sort(cpu_ms.begin(), cpu_ms.end());
-    const double steps = std::ceil(t_end / h - 1e-9), wall = wall_ms[wall_ms.size() / 2];
-    std::printf("h = %g: wall median %.3f ms (min %.3f) per 10 s run, %.0f ns per step; cpu median %.3f ms\n", h,
-                wall, wall_ms[0], 1e6 * wall / steps, cpu_ms[cpu_ms.size() / 2]);
-  }
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "gen_alpha/gen_alpha.hpp"
 #include "problem/problem.hpp"
 #include "support/models.hpp"
+#include "support/monitor.hpp"
 
 namespace mbs {
 namespace {
@@ -30,25 +31,9 @@ TEST(GenAlphaCoefficients, ChungHulbertAtBothEnds) {
   EXPECT_NEAR(c.beta, 0.25 * (c.gamma + 0.5) * (c.gamma + 0.5), 1e-15);
 }
 
-// Final state and the largest constraint violation of a run.
-class Recorder final : public StepObserver {
- public:
-  explicit Recorder(const Model& m) : nat_(m), phi_(m.nc()) {}
-  void on_step(double /*t*/, const Eigen::VectorXd& q, const Eigen::VectorXd& /*v*/) override {
-    nat_.Phi(q, phi_);
-    max_phi = std::max(max_phi, phi_.size() ? phi_.cwiseAbs().maxCoeff() : 0.0);
-    q_final = q;
-  }
-  double max_phi = 0.0;
-  Eigen::VectorXd q_final;
-
- private:
-  NaturalCoordinates nat_;
-  Eigen::VectorXd phi_;
-};
-
-Recorder run(const Model& model, const char* integrator, double h, double t_end) {
-  Recorder rec(model);
+// The run's largest constraint violation and its last state.
+testing::Monitor run(const Model& model, const char* integrator, double h, double t_end) {
+  testing::Monitor rec(model);
   Registry::instance().find("gen-alpha")->create(model, integrator, h)->run(t_end, &rec);
   return rec;
 }
@@ -58,16 +43,16 @@ Recorder run(const Model& model, const char* integrator, double h, double t_end)
 TEST(GenAlpha, SecondOrderAndConstraintsToRoundOff) {
   const Model model = testing::chain_model(2, {{1.0, Eigen::Vector3d(1, 0, 0), Eigen::Vector3d::Zero()}});
   const double h = 4e-3, t_end = 1.0;
-  const Recorder ref = run(model, "rho-0.9", h / 8, t_end);
-  const Recorder coarse = run(model, "rho-0.9", h, t_end);
-  const Recorder fine = run(model, "rho-0.9", h / 2, t_end);
+  const testing::Monitor ref = run(model, "rho-0.9", h / 8, t_end);
+  const testing::Monitor coarse = run(model, "rho-0.9", h, t_end);
+  const testing::Monitor fine = run(model, "rho-0.9", h / 2, t_end);
   const double e_coarse = (coarse.q_final - ref.q_final).norm(), e_fine = (fine.q_final - ref.q_final).norm();
   // The h/8 reference carries 1/64 of the coarse error: the ratio is (1 - 1/64) / (1/4 - 1/64) = 4.2 exactly for order 2.
   EXPECT_GT(e_coarse / e_fine, 4.2 / 1.25) << e_coarse << " -> " << e_fine;
   EXPECT_LT(e_coarse / e_fine, 4.2 * 1.25) << e_coarse << " -> " << e_fine;
   EXPECT_LT(e_coarse, 1e-3);
   // Index 3: Newton stops at |dq| <= 1e-10 m, so Phi is at most ~|Phi_q| 1e-10 m, and in practice round-off.
-  for (const Recorder* r : {&coarse, &fine, &ref}) EXPECT_LT(r->max_phi, 1e-12);
+  for (const testing::Monitor* r : {&coarse, &fine, &ref}) EXPECT_LT(r->max_Phi, 1e-12);
 }
 
 // The pinned bar's redundant joints (rank below the row count): the kept rows hold, and so do the dropped ones.
@@ -76,8 +61,8 @@ TEST(GenAlpha, RedundantConstraintsHold) {
   ASSERT_GT(p.model.nc(), 0);
   for (const char* integrator : {"rho-0.9", "rho-1"}) {
     SCOPED_TRACE(integrator);
-    const Recorder r = run(p.model, integrator, 1e-2, 1.0);
-    EXPECT_LT(r.max_phi, 1e-12);
+    const testing::Monitor r = run(p.model, integrator, 1e-2, 1.0);
+    EXPECT_LT(r.max_Phi, 1e-12);
   }
 }
 

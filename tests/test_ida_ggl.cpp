@@ -292,15 +292,5 @@ TEST(IdaGgl, RejectsUnknownIntegratorAndBadToleranceAndNamesFailures) {
   testing::expect_loose_tolerance_ends_or_names_failure(*f, problem);
 }
 
-// Evidence for the error-test choice; run with --gtest_also_run_disabled_tests.
-TEST(IdaGgl, DISABLED_ToleranceSweep) {
-  for (auto et : {ida_ggl::ErrorTest::kPositionsAndVelocities, ida_ggl::ErrorTest::kPositionsOnly}) {
-    testing::print_pendulum_tolerance_sweep(
-        et == ida_ggl::ErrorTest::kPositionsOnly ? "v, lambda, mu excluded" : "lambda, mu excluded",
-        {1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 3e-11, 1e-11, 1e-12}, 3, std::numeric_limits<long>::max(),
-        [et](const Model& model, double rtol) { return ida_ggl::make_simulator(model, rtol, et); });
-  }
-}
-
 }  // namespace
 }  // namespace mbs

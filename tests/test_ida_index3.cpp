@@ -19,7 +19,7 @@ const char* const kPendulum = testing::kIdaPendulum;
 using testing::two_rod_chain;
 
 // Every rtol at or below a threshold meets the energy rule on the pendulum (looser ones pass or
-// fail by chance; DISABLED_ToleranceSweep, docs/formulations.md, Method notes); the test runs
+// fail by chance; benchmarks/study_ida_error_test.cpp, docs/formulations.md, Method notes); the test runs
 // slightly tighter.
 constexpr double kPassingRtol = 1e-11;
 
@@ -160,17 +160,6 @@ TEST(IdaIndex3, RejectsUnknownIntegratorAndBadTolerance) {
   const Formulation* f = Registry::instance().find("ida-index3");
   EXPECT_THROW(f->create(problem.model, "rk4", 1e-6), SolverError);
   EXPECT_THROW(f->create(problem.model, "bdf", 0.0), SolverError);
-}
-
-// Evidence for the error-test choice and the passing rtol; run with --gtest_also_run_disabled_tests.
-TEST(IdaIndex3, DISABLED_ToleranceSweep) {
-  for (auto et : {ida_index3::ErrorTest::kPositionsAndVelocities, ida_index3::ErrorTest::kPositionsOnly}) {
-    testing::print_pendulum_tolerance_sweep(
-        et == ida_index3::ErrorTest::kPositionsOnly ? "v and lambda excluded" : "only lambda excluded",
-        {1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 7e-11, 5e-11, 4e-11, 3e-11, 2.5e-11, 2e-11, 1.5e-11, 1e-11,
-         5e-12, 3e-12, 1e-12, 1e-13},
-        5, 100000, [et](const Model& model, double rtol) { return ida_index3::make_simulator(model, rtol, et); });
-  }
 }
 
 }  // namespace

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -121,34 +120,6 @@ TEST(PenaltyDoublePendulum, FixedAndDynamicSizesAgreeAndEnergyErrorIsSecondOrder
   // Neither code path allocates (the runs above were the warm-up).
   EXPECT_EQ(testing::allocations_during([&] { sim2->run(t_end, nullptr); }), 0);
   EXPECT_EQ(testing::allocations_during([&] { sim3->run(t_end, nullptr); }), 0);
-}
-
-// Step-size sweep behind the h chosen above (run with --gtest_also_run_disabled_tests).
-TEST_F(PenaltyPendulum, DISABLED_StepSweep) {
-  const double t_end = problem_.run.end_time;
-  std::printf("%10s %7s %11s %11s %10s %10s %8s %9s\n", "h (s)", "steps", "drift (J)", "pos err (m)", "|Phi| (m)",
-              "|Phi'|", "NR/step", "time (ms)");
-  for (double h : {5e-2, 1e-2, 5e-3, 1e-3, 5e-4, 4e-4, 3.5e-4, 3.4e-4, 3.36e-4, 3.34e-4, 3.3e-4, 3.2e-4, 3e-4, 2e-4, 1e-4}) {
-    auto sim = create(h);
-    testing::Monitor monitor(problem_.model);
-    RunStats stats;
-    try {
-      stats = sim->run(t_end, &monitor);
-    } catch (const SolverError& e) {
-      std::printf("%10.3g  %s\n", h, e.what());
-      continue;
-    }
-    std::vector<double> ms;
-    for (int rep = 0; rep < 7; ++rep) {
-      const auto t0 = std::chrono::steady_clock::now();
-      sim->run(t_end, nullptr);
-      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
-    std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
-    std::printf("%10.3g %7ld %11.3e %11.3e %10.2e %10.2e %8.3f %9.2f\n", h, stats.steps, monitor.max_drift,
-                position_error(monitor), monitor.max_Phi, monitor.max_Phi_dot,
-                double(stats.newton_iterations) / stats.steps, ms[ms.size() / 2]);
-  }
 }
 
 }  // namespace

@@ -1,14 +1,12 @@
 // What the tests of the IDA formulations (ida-index3, ida-ggl) share: the two-rod chain, the
 // iteration matrix by central differences of a DAE's residual, the constraint levels of consistent
-// initial conditions, the pendulum with its rod twice, the loose-tolerance run, and the tolerance
-// sweep printed as evidence for each formulation's error-test choice.
+// initial conditions, the pendulum with its rod twice, the loose-tolerance run.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -96,38 +94,6 @@ inline void expect_loose_tolerance_ends_or_names_failure(const Formulation& f, c
       EXPECT_DOUBLE_EQ(obs.t_final, 10.0) << "rtol " << rtol;
     } catch (const SolverError& e) {
       EXPECT_NE(std::string(e.what()).find("IDASolve failed with flag"), std::string::npos) << e.what();
-    }
-  }
-}
-
-// Prints, for each rtol, the pendulum's steps, energy drift, position error against the exact
-// solution, constraint levels, failures and the median time of timing_runs reruns (one run at
-// many_steps steps or more), or the failure. make(rtol) makes the simulator.
-template <class Make>
-void print_pendulum_tolerance_sweep(const char* label, const std::vector<double>& rtols, int timing_runs,
-                                    long many_steps, Make make) {
-  const Problem problem = load_problem(kIdaPendulum);
-  const Eigen::VectorXd exact = SimplePendulumExact::from_problem(problem).position(10.0);
-  std::printf("%s\n%8s %8s %11s %11s %11s %11s %6s %s\n", label, "rtol", "steps", "drift J", "pos err m", "max|Phi|",
-              "max|Phiqv|", "fails", "ms / outcome");
-  for (const double rtol : rtols) {
-    auto sim = make(problem.model, rtol);
-    Monitor obs(problem.model);
-    try {
-      const RunStats& s = sim->run(problem.run.end_time, &obs);
-      std::vector<double> ms;
-      for (int i = 0; i < (s.steps < many_steps ? timing_runs : 1); ++i) {
-        const auto t0 = std::chrono::steady_clock::now();
-        sim->run(problem.run.end_time, nullptr);
-        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-      }
-      std::sort(ms.begin(), ms.end());
-      const Eigen::VectorXd r = obs.q_final.head(2);
-      std::printf("%8.1e %8ld %11.3e %11.3e %11.3e %11.3e %6ld %.2f\n", rtol, s.steps, obs.max_drift,
-                  (r - exact).norm(), obs.max_Phi, obs.max_Phi_dot, s.failures, ms[ms.size() / 2]);
-    } catch (const SolverError& e) {
-      std::printf("%8.1e %8ld %11.3e %11s %11s %11s %6ld %s\n", rtol, sim->stats().steps, obs.max_drift, "-", "-", "-",
-                  sim->stats().failures, e.what());
     }
   }
 }

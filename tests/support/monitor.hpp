@@ -26,7 +26,7 @@ class Monitor final : public StepObserver {
  public:
   struct Snapshot {
     double t;
-    Eigen::VectorXd q, v;
+    Eigen::VectorXd q, v, Phi;
   };
 
   explicit Monitor(const Model& model, MonitorOptions options = {})
@@ -45,17 +45,15 @@ class Monitor final : public StepObserver {
     t_final = t;
     q_final = q;
     v_final = v;
-    if (options_.keep_history) history.push_back({t, q, v});
+    if (options_.keep_history) history.push_back({t, q, v, phi_});
     ++reports;
   }
 
-  // Phi(q) of the reported state at time t (matched to 1e-9 s); NaN when no step landed there.
-  Eigen::VectorXd Phi_at(double t) {
+  // Phi(q) of the reported state at time t (matched to 1e-9 s; needs keep_history); NaN when no
+  // step landed there. Stored at the step: the model may be gone when this is read.
+  Eigen::VectorXd Phi_at(double t) const {
     for (const Snapshot& s : history)
-      if (std::abs(s.t - t) < 1e-9) {
-        nat_.Phi(s.q, phi_);
-        return phi_;
-      }
+      if (std::abs(s.t - t) < 1e-9) return s.Phi;
     return Eigen::VectorXd::Constant(phi_.size(), std::numeric_limits<double>::quiet_NaN());
   }
   // Coordinate i and its rate at every reported step, for crossing_times (needs keep_history).
