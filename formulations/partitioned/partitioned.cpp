@@ -157,8 +157,8 @@ class PartitionedFormulation final : public Formulation {
   Accepts accepts() const override { return {{ElementRole::kJoint, ElementRole::kForce}, {}}; }
   std::string structure_unsupported_reason(const Model& model) const override {
     if (model.nq() > kMaxCoordinates)
-      return fmt::format("{} natural coordinates: partitioned has dense factorizations only (more than {} is "
-                         "impractical: ~28 ms per right-hand side at 486)", model.nq(), kMaxCoordinates);
+      return fmt::format("{} natural coordinates: partitioned has dense factorizations only (LU of Phi_q and of "
+                         "Phi_d at every stage) and refuses more than {}", model.nq(), kMaxCoordinates);
     // An explicit integrator needs a state: a structure (rank Phi_q = nq) has nothing to integrate.
     if (initial_partition(model).ndof() == 0) return "the model has no degrees of freedom (Phi_q has full column rank)";
     return "";
