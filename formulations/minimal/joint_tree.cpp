@@ -2,95 +2,89 @@
 
 #include <fmt/format.h>
 
-#include "elements/rod.hpp"
-#include "elements/spherical.hpp"
-
 namespace mbs::minimal {
 
 std::string point_rods(const Model& model, std::vector<PointRod>& rods) {
   rods.clear();
-  for (const Rod* rod : model.elements_of<Rod>()) {
-    if (rod->a.body >= 0 || rod->b.body >= 0)
-      return fmt::format("rod {} ends on a rigid body: joint coordinates take rods between point masses", rod->name);
-    rods.push_back({rod->name, rod->a.point, rod->b.point, rod->a.is_ground() ? rod->a.at : Eigen::VectorXd(), rod->length});
+  for (const auto& e : model.elements) {
+    const TreeJoint j = tree_joint(*e);
+    if (j.type != TreeJointType::kRod) continue;
+    if (j.a->body >= 0 || j.b->body >= 0)
+      return fmt::format("rod {} ends on a rigid body: joint coordinates take rods between point masses", e->name);
+    rods.push_back({e->name, j.a->point, j.b->point, j.a->is_ground() ? j.a->at : Eigen::VectorXd(), j.length});
   }
   return "";
+}
+
+bool has_tree_joint(const Model& model, TreeJointType type) {
+  for (const auto& e : model.elements)
+    if (e->role() == ElementRole::kJoint && tree_joint(*e).type == type) return true;
+  return false;
+}
+
+RodTreeIssue rod_tree(const Model& model, const std::vector<PointRod>& rods, int per_rod, std::vector<RodTreeLink>& links,
+                      int& ndof) {
+  links.clear();
+  ndof = 0;
+  const int np = static_cast<int>(model.points.size());
+  const int nrods = static_cast<int>(rods.size());
+  std::vector<std::vector<int>> incident(np);  // rods incident to each point
+  for (int k = 0; k < nrods; ++k) {
+    if (rods[k].a != kGround) incident[rods[k].a].push_back(k);
+    incident[rods[k].b].push_back(k);
+  }
+  std::vector<bool> placed(np, false), rod_used(nrods, false);
+  std::vector<int> frontier;
+  auto place = [&](int k, int child, int parent) -> bool {
+    if (placed[child]) return false;
+    links.push_back({child, parent, ndof, false, rods[k].length, parent == kGround ? &rods[k].ground_a : nullptr});
+    ndof += per_rod;
+    placed[child] = true;
+    rod_used[k] = true;
+    frontier.push_back(child);
+    return true;
+  };
+  for (int k = 0; k < nrods; ++k)
+    if (rods[k].a == kGround && !place(k, rods[k].b, kGround)) return {RodTreeIssue::Kind::kLoop, k, rods[k].b};
+  for (size_t f = 0; f < frontier.size(); ++f) {
+    const int p = frontier[f];
+    for (int k : incident[p]) {
+      if (rod_used[k]) continue;
+      const int child = rods[k].a == p ? rods[k].b : rods[k].a;
+      if (!place(k, child, p)) return {RodTreeIssue::Kind::kLoop, k, child};
+    }
+  }
+  for (int p = 0; p < np; ++p) {
+    if (placed[p]) continue;
+    if (!incident[p].empty()) return {RodTreeIssue::Kind::kFloating, -1, p};
+    links.push_back({p, kGround, ndof, true, 0.0, nullptr});
+    ndof += model.dim;
+  }
+  return {};
 }
 
 std::string build_joint_tree(const Model& model, JointTree& tree) {
   tree = JointTree{};
   if (!model.bodies.empty()) return "rigid bodies are not yet described in joint coordinates";
-  if (!model.elements_of<SphericalJoint>().empty()) return "spherical joints are not yet described in joint coordinates";
+  if (has_tree_joint(model, TreeJointType::kSpherical)) return "spherical joints are not yet described in joint coordinates";
   std::vector<PointRod> rods;
   if (std::string why = point_rods(model, rods); !why.empty()) return why;
-  const int np = static_cast<int>(model.points.size());
-  const int nrods = static_cast<int>(rods.size());
-  // Rods incident to each point.
-  std::vector<std::vector<int>> incident(np);
-  for (int k = 0; k < nrods; ++k) {
-    const PointRod& rod = rods[k];
-    if (rod.a != kGround) incident[rod.a].push_back(k);
-    incident[rod.b].push_back(k);
-  }
-  if (nrods > 0 && model.dim != 2)
-    return "spatial rods (spherical joints) are not yet described in joint coordinates";
-
+  if (!rods.empty() && model.dim != 2) return "spatial rods (spherical joints) are not yet described in joint coordinates";
   if (model.dim == 2 && model.gravity.norm() > 0) {
     tree.down = model.gravity.head<2>().normalized();
     tree.side = Eigen::Vector2d(-tree.down[1], tree.down[0]);
   }
-  std::vector<bool> placed(np, false), rod_used(nrods, false);
-  // Breadth-first from ground: rods with a ground end first, then rods hanging from placed points.
-  std::vector<int> frontier;
-  for (int k = 0; k < nrods; ++k) {
-    const PointRod& rod = rods[k];
-    if (rod.a != kGround) continue;
-    if (placed[rod.b])
-      return fmt::format("closed loop: rod {} joins point {}, already placed through the tree (joint coordinates need a tree)",
-                         rod.name, model.points[rod.b].name);
-    Link l;
-    l.point = rod.b;
-    l.parent = kGround;
-    l.dof = tree.ndof++;
-    l.length = rod.length;
-    l.anchor = rod.ground_a.head<2>();
-    tree.links.push_back(l);
-    placed[rod.b] = true;
-    rod_used[k] = true;
-    frontier.push_back(rod.b);
-  }
-  for (size_t f = 0; f < frontier.size(); ++f) {
-    const int p = frontier[f];
-    for (int k : incident[p]) {
-      if (rod_used[k]) continue;
-      const PointRod& rod = rods[k];
-      const int child = rod.a == p ? rod.b : rod.a;
-      if (placed[child])
-        return fmt::format("closed loop: rod {} joins point {}, already placed through the tree (joint coordinates need a tree)",
-                           rod.name, model.points[child].name);
-      Link l;
-      l.point = child;
-      l.parent = p;
-      l.dof = tree.ndof++;
-      l.length = rod.length;
-      tree.links.push_back(l);
-      placed[child] = true;
-      rod_used[k] = true;
-      frontier.push_back(child);
-    }
-  }
-  // Points not reached from ground: a free point is fine; a free chain of rods is not (yet).
-  for (int p = 0; p < np; ++p) {
-    if (placed[p]) continue;
-    if (!incident[p].empty())
-      return fmt::format("point {} is linked by rods but not to ground: floating chains are not yet supported",
-                         model.points[p].name);
-    Link l;
-    l.point = p;
-    l.free = true;
-    l.dof = tree.ndof;
-    tree.ndof += model.dim;
-    tree.links.push_back(l);
+  std::vector<RodTreeLink> links;
+  const RodTreeIssue issue = rod_tree(model, rods, 1, links, tree.ndof);
+  if (issue.kind == RodTreeIssue::Kind::kLoop)
+    return fmt::format("closed loop: rod {} joins point {}, already placed through the tree (joint coordinates need a tree)",
+                       rods[issue.rod].name, model.points[issue.point].name);
+  if (issue.kind == RodTreeIssue::Kind::kFloating)
+    return fmt::format("point {} is linked by rods but not to ground: floating chains are not yet supported",
+                       model.points[issue.point].name);
+  for (const RodTreeLink& l : links) {
+    const Eigen::Vector2d anchor = l.anchor != nullptr ? Eigen::Vector2d(l.anchor->head<2>()) : Eigen::Vector2d(0, 0);
+    tree.links.push_back({l.point, l.parent, l.dof, l.free, l.length, anchor});
   }
   return "";
 }

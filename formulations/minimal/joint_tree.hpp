@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/model.hpp"
+#include "elements/tree_joint.hpp"
 
 namespace mbs::minimal {
 
@@ -36,8 +37,33 @@ struct PointRod {
   Eigen::VectorXd ground_a;
   double length = 0.0;
 };
-// The model's rods as PointRods, or the reason one is not between point masses.
+// The model's rods (joints whose tree_joint() is a rod) as PointRods, or the reason one is
+// not between point masses.
 std::string point_rods(const Model& model, std::vector<PointRod>& rods);
+// Whether a joint of the model describes itself as a tree joint of this type.
+bool has_tree_joint(const Model& model, TreeJointType type);
+
+// The rods' spanning tree from ground, breadth first (rods with a ground end first, then the rods
+// hanging from placed points), then the points it does not reach (free: dim coordinates each): the
+// one walk behind the simulator's JointTree and the linearizer's joint angles, which give a rod
+// per_rod coordinates (a planar angle; two in space).
+struct RodTreeLink {
+  int point = 0;            // model point this link places
+  int parent = kGround;     // parent point, or kGround
+  int dof = 0;              // first coordinate
+  bool free = false;        // a free point
+  double length = 0.0;      // m (rods)
+  const Eigen::VectorXd* anchor = nullptr;  // the rod's ground end (PointRod::ground_a), when parent == kGround
+};
+// Why the rods are not a tree from ground: rod `rod` reaches `point` a second time (kLoop), or
+// `point` is linked by rods but not to ground (kFloating).
+struct RodTreeIssue {
+  enum class Kind { kNone, kLoop, kFloating };
+  Kind kind = Kind::kNone;
+  int rod = -1, point = -1;
+};
+RodTreeIssue rod_tree(const Model& model, const std::vector<PointRod>& rods, int per_rod, std::vector<RodTreeLink>& links,
+                      int& ndof);
 
 // Builds the tree, or returns the reason the model has no joint-coordinate description here.
 std::string build_joint_tree(const Model& model, JointTree& tree);

@@ -27,7 +27,6 @@
 // and reasoning as NaturalEquilibrium::kEquilibriumTol), else SolverError.
 #include "minimal/linearizer.hpp"
 
-#include "elements/spherical.hpp"
 #include "minimal/joint_tree.hpp"
 
 #include <fmt/format.h>
@@ -65,18 +64,16 @@ Eigen::Vector3d pad(const V& v) {
   return p;
 }
 
-// The tree of rods from ground, breadth first (as build_joint_tree, for 2 and 3 dimensions).
+// The tree of rods from ground (rod_tree, as build_joint_tree), its angles numbered for 2 and 3 dimensions.
 std::string build_angle_tree(const Model& model, AngleTree& tree) {
   tree = AngleTree{};
   tree.dim = model.dim;
   if (model.dim != 2 && model.dim != 3) return "joint angles need a planar or spatial model";
   if (!model.bodies.empty()) return "rigid bodies are not described in joint angles";
-  if (!model.elements_of<SphericalJoint>().empty()) return "spherical joints between anchors are not described in joint angles";
+  if (has_tree_joint(model, TreeJointType::kSpherical)) return "spherical joints between anchors are not described in joint angles";
   if (model.has_role(ElementRole::kContact)) return "unilateral contacts are not linearized";
   std::vector<PointRod> rods;
   if (std::string why = point_rods(model, rods); !why.empty()) return why;
-  const int nrods = static_cast<int>(rods.size());
-  const int np = static_cast<int>(model.points.size());
   const int per_rod = model.dim == 2 ? 1 : 2;
   // Frame: d along gravity; e1, e2 (space) or s = e1 (plane) normal to it.
   const Eigen::Vector3d g = pad(model.gravity);
@@ -95,62 +92,16 @@ std::string build_angle_tree(const Model& model, AngleTree& tree) {
     tree.e2 = tree.e1.cross(tree.down);
   }
 
-  std::vector<std::vector<int>> incident(np);
-  for (int k = 0; k < nrods; ++k) {
-    const PointRod& rod = rods[k];
-    if (rod.a != kGround) incident[rod.a].push_back(k);
-    incident[rod.b].push_back(k);
-  }
-  std::vector<bool> placed(np, false), rod_used(nrods, false);
-  std::vector<int> frontier;
-  auto loop = [&](int p) {
-    return fmt::format("closed loop or redundant rod at point {}: joint angles need a tree", model.points[p].name);
-  };
-  for (int k = 0; k < nrods; ++k) {
-    const PointRod& rod = rods[k];
-    if (rod.a != kGround) continue;
-    if (placed[rod.b]) return loop(rod.b);
-    AngleLink l;
-    l.point = rod.b;
-    l.dof = tree.ndof;
-    tree.ndof += per_rod;
-    l.length = rod.length;
-    l.anchor = pad(rod.ground_a);
-    tree.links.push_back(l);
-    placed[rod.b] = true;
-    rod_used[k] = true;
-    frontier.push_back(rod.b);
-  }
-  for (size_t f = 0; f < frontier.size(); ++f) {
-    const int p = frontier[f];
-    for (int k : incident[p]) {
-      if (rod_used[k]) continue;
-      const PointRod& rod = rods[k];
-      const int child = rod.a == p ? rod.b : rod.a;
-      if (placed[child]) return loop(child);
-      AngleLink l;
-      l.point = child;
-      l.parent = p;
-      l.dof = tree.ndof;
-      tree.ndof += per_rod;
-      l.length = rod.length;
-      tree.links.push_back(l);
-      placed[child] = true;
-      rod_used[k] = true;
-      frontier.push_back(child);
-    }
-  }
-  for (int p = 0; p < np; ++p) {
-    if (placed[p]) continue;
-    if (!incident[p].empty())
-      return fmt::format("point {} is linked by rods but not to ground: floating chains are not supported",
-                         model.points[p].name);
-    AngleLink l;
-    l.point = p;
-    l.free = true;
-    l.dof = tree.ndof;
-    tree.ndof += model.dim;
-    tree.links.push_back(l);
+  std::vector<RodTreeLink> links;
+  const RodTreeIssue issue = rod_tree(model, rods, per_rod, links, tree.ndof);
+  if (issue.kind == RodTreeIssue::Kind::kLoop)
+    return fmt::format("closed loop or redundant rod at point {}: joint angles need a tree", model.points[issue.point].name);
+  if (issue.kind == RodTreeIssue::Kind::kFloating)
+    return fmt::format("point {} is linked by rods but not to ground: floating chains are not supported",
+                       model.points[issue.point].name);
+  for (const RodTreeLink& l : links) {
+    const Eigen::Vector3d anchor = l.anchor != nullptr ? pad(*l.anchor) : Eigen::Vector3d(0, 0, 0);
+    tree.links.push_back({l.point, l.parent, l.dof, l.free, l.length, anchor});
   }
   if (tree.ndof == 0) return "the model has no degrees of freedom";
   return "";

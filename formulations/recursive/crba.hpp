@@ -1,0 +1,30 @@
+// Forward dynamics by the composite-rigid-body algorithm (Featherstone, ch. 6) and the tree-sparse
+// L^T D L factorization of the joint-space mass matrix H.
+#pragma once
+
+#include <Eigen/Dense>
+
+#include "recursive/tree_model.hpp"
+
+namespace mbs::recursive {
+
+// qdd as aba() gives it, by the composite-rigid-body algorithm, the bias by recursive Newton-Euler (f_ext
+// subtracted from the body forces), and the tree-sparse L^T D L factorization of H (Featherstone's
+// LTDL, Table 6.3), O(N d^2) for depth d.
+void crba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
+          TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd, const BodyForces* f_ext = nullptr);
+// The tree-sparse L^T D L of H in place (its lower triangle; Featherstone, Table 6.3), and H x = b
+// solved in place with that factor.
+void ltdl_factor(const SpatialTree& tree, Eigen::MatrixXd& H);
+void ltdl_solve(const SpatialTree& tree, const Eigen::MatrixXd& L, Eigen::Ref<Eigen::VectorXd> x);
+// H at the configuration of the last kinematics() call into ws.H, factored by ltdl_factor.
+void factored_mass_matrix(const SpatialTree& tree, TreeWorkspace& ws);
+// Composite inertias and H's tree pattern (H(i, j) for j an ancestor DOF of i, or of i's own joint)
+// into ws.H (with_mass_matrix), from the joint transforms of the last kinematics(): the lower
+// triangle of H(q); the entries off the pattern are left as they are. Allocates nothing.
+void composite_mass_matrix(const SpatialTree& tree, TreeWorkspace& ws);
+// The joint-space mass matrix alone (full symmetric, for tests), H(q).
+void mass_matrix(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, TreeWorkspace& ws,
+                 Eigen::MatrixXd& H);
+
+}  // namespace mbs::recursive

@@ -1,0 +1,477 @@
+#include "recursive/tree_model.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "elements/tree_joint.hpp"
+
+namespace mbs::recursive {
+
+const char* to_string(JointType type) {
+  switch (type) {
+    case JointType::kRevolute: return "revolute";
+    case JointType::kPrismatic: return "prismatic";
+    case JointType::kSpherical: return "spherical";
+    case JointType::kTranslation: return "translation";
+    case JointType::kFixed: return "fixed";
+  }
+  return "?";
+}
+
+namespace {
+
+// Sets tree.planar when every joint's motion subspace lies in the planar motions about one normal n
+// (the first revolute axis, or z in a planar model without one), and the bodies' planar descriptions.
+void detect_planar(SpatialTree& tree) {
+  tree.planar = false;
+  tree.planar_bodies.clear();
+  Vec3 n = Vec3::Zero();
+  for (const TreeBody& b : tree.bodies)
+    if (b.type == JointType::kRevolute) {
+      n = b.axis.normalized();
+      break;
+    }
+  if (n.isZero()) {
+    if (tree.dim != 2) return;
+    n = Vec3::UnitZ();
+  }
+  // Axes are unit vectors: parallel to round-off, or not planar.
+  constexpr double kTol = 1e-12;
+  for (const TreeBody& b : tree.bodies)
+    for (int k = 0; k < b.nv; ++k) {
+      const Vec3 w = b.S.col(k).head<3>(), v = b.S.col(k).tail<3>();
+      if ((w - w.dot(n) * n).norm() > kTol || std::abs(v.dot(n)) > kTol) return;
+    }
+  const Vec3 x = Vec3::UnitX();
+  const Vec3 e1 = std::abs(x.dot(n)) < 0.5 ? Vec3((x - x.dot(n) * n).normalized()) : Vec3(n.unitOrthogonal());
+  tree.normal = n;
+  tree.e1 = e1;
+  tree.e2 = n.cross(e1);
+  Eigen::Matrix<double, 6, 3> P = Eigen::Matrix<double, 6, 3>::Zero();
+  P.col(0).head<3>() = n;
+  P.col(1).tail<3>() = tree.e1;
+  P.col(2).tail<3>() = tree.e2;
+  tree.planar_bodies.resize(tree.bodies.size());
+  for (size_t i = 0; i < tree.bodies.size(); ++i) {
+    const TreeBody& b = tree.bodies[i];
+    PlanarBody& pb = tree.planar_bodies[i];
+    pb.I = P.transpose() * b.I * P;
+    pb.I = (0.5 * (pb.I + pb.I.transpose())).eval();
+    pb.S = P.transpose() * b.S;
+    pb.p = Vec2(b.p.dot(tree.e1), b.p.dot(tree.e2));
+    pb.type = b.type;
+    pb.parent = b.parent;
+    pb.qi = b.qi;
+    pb.vi = b.vi;
+    pb.nv = b.nv;
+  }
+  tree.planar = true;
+  tree.pins = true;
+  for (const PlanarBody& pb : tree.planar_bodies) {
+    const double m = pb.I(1, 1);  // m 1 up to the round-off of the plane's axes
+    tree.pins = tree.pins && pb.type == JointType::kRevolute && std::abs(pb.I(2, 2) - m) <= 1e-14 * m &&
+                std::abs(pb.I(1, 2)) <= 1e-14 * m;
+  }
+  if (!tree.pins) return;
+  tree.pin_bodies.resize(tree.bodies.size());
+  for (size_t i = 0; i < tree.bodies.size(); ++i) {
+    const PlanarBody& pb = tree.planar_bodies[i];
+    PinBody& k = tree.pin_bodies[i];
+    k.parent = pb.parent;
+    k.q = pb.qi;
+    k.sigma = pb.S(0, 0);
+    k.px = pb.p[0];
+    k.py = pb.p[1];
+    k.a = pb.I(0, 0);
+    k.cx = pb.I(1, 0);
+    k.cy = pb.I(2, 0);
+    k.m = pb.I(1, 1);
+  }
+}
+
+// The joint graph's nodes: point masses 0 .. np - 1, then rigid bodies; kGround (-1) the ground.
+int joint_node(const Model& model, const Anchor& a) {
+  return a.body >= 0 ? static_cast<int>(model.points.size()) + a.body : a.point;
+}
+
+// World (local-frame) position at t = 0 of an anchor.
+Vec3 initial_position(const Model& model, const Anchor& a) {
+  if (a.is_ground()) return to3(a.at);
+  if (a.body >= 0) {
+    const RigidBody& b = model.bodies[a.body];
+    return to3(b.r0 + b.R0 * a.at);
+  }
+  return to3(model.points[a.point].r0);
+}
+
+// The joint graph's edges: each joint as it describes itself (tree_joint(), elements/tree_joint.hpp).
+struct Edge {
+  const Element* e = nullptr;
+  TreeJoint joint;
+  bool hinge = false;          // a pair of spherical joints (pair_hinges): a revolute joint about `axis`
+  Vec3 axis = Vec3::Zero();
+  std::string name;            // the joint's name where it is not e->name (a hinge's pair)
+};
+
+// The model's joints as edges, or why one is no tree joint.
+std::string joint_edges(const Model& model, std::vector<Edge>& edges) {
+  for (const auto& ep : model.elements) {
+    const Element* e = ep.get();
+    if (e->role() == ElementRole::kJoint) {
+      Edge ed;
+      ed.e = e;
+      ed.joint = tree_joint(*e);
+      if (ed.joint.type == TreeJointType::kNone)
+        return fmt::format("joint {} ({}) has no tree-joint description", e->name, e->kind());
+      edges.push_back(std::move(ed));
+    } else if (e->role() == ElementRole::kContact) {
+      continue;  // events on the tree's points (tree_contacts.hpp)
+    } else if (e->role() == ElementRole::kForce) {
+      continue;  // external forces on the tree (TreeForces), no edge
+    } else {
+      return fmt::format("element {} ({}): {} elements are not yet handled by the recursive engine", e->name, e->kind(),
+                         to_string(e->role()));
+    }
+  }
+  return "";
+}
+
+// Two spherical joints between the same rigid body and its neighbour (a body or ground), at
+// distinct points, leave it one rotation, about the line through them: a hinge with redundant
+// constraints (a bar on two pins). The pair is one revolute joint in the tree: the first edge
+// becomes the hinge, the second is marked used.
+void pair_hinges(const Model& model, std::vector<Edge>& edges, std::vector<char>& used) {
+  const int np = static_cast<int>(model.points.size()), ne = static_cast<int>(edges.size());
+  auto spherical = [&](int k) { return edges[k].joint.type == TreeJointType::kSpherical && !edges[k].hinge; };
+  for (int i = 0; i < ne; ++i) {
+    if (used[i] || !spherical(i)) continue;
+    const Anchor &a = *edges[i].joint.a, &b = *edges[i].joint.b;
+    for (int k = i + 1; k < ne; ++k) {
+      if (used[k] || !spherical(k)) continue;
+      const int ai = joint_node(model, a), bi = joint_node(model, b);
+      const int ak = joint_node(model, *edges[k].joint.a), bk = joint_node(model, *edges[k].joint.b);
+      const bool same = (ai == ak && bi == bk) || (ai == bk && bi == ak);
+      if (!same || std::max(ai, bi) < np) continue;  // between a rigid body and its neighbour only
+      const Vec3 d = initial_position(model, *edges[k].joint.a) - initial_position(model, a);
+      if (d.norm() <= 1e-9 * std::max(1.0, initial_position(model, a).norm())) continue;
+      edges[i].hinge = true;
+      edges[i].axis = d.normalized();
+      edges[i].name = edges[i].e->name + "+" + edges[k].e->name;
+      used[k] = 1;
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+std::string build_spatial_tree(const Model& model, SpatialTree& tree) {
+  tree = SpatialTree{};
+  tree.dim = model.dim;
+  tree.gravity = to3(model.gravity);
+  const int np = static_cast<int>(model.points.size()), nb = static_cast<int>(model.bodies.size());
+  const int nn = np + nb;
+  auto node_of = [&](const Anchor& a) { return joint_node(model, a); };
+  auto node_name = [&](int n) { return n < 0 ? std::string("ground") : n < np ? model.points[n].name : model.bodies[n - np].name; };
+  auto anchor_pos = [&](const Anchor& a) { return initial_position(model, a); };
+  std::vector<Edge> edges;
+  if (std::string why = joint_edges(model, edges); !why.empty()) return why;
+  const int ne = static_cast<int>(edges.size());
+  std::vector<char> used(ne, 0);
+  pair_hinges(model, edges, used);
+  std::vector<int> tree_index(nn, -1);  // node -> tree body
+  std::vector<Vec3> w_world(nn, Vec3::Zero()), v_origin(nn, Vec3::Zero()), origin(nn, Vec3::Zero());
+  auto placed = [&](int n) { return n < 0 || tree_index[n] >= 0; };
+  auto vel_at = [&](int n, const Vec3& x) -> Vec3 {  // world velocity at t = 0 of the point x moving with node n
+    if (n < 0) return Vec3::Zero();
+    return v_origin[n] + w_world[n].cross(x - origin[n]);
+  };
+  auto omega_of = [&](int n) -> Vec3 { return n < 0 ? Vec3::Zero() : w_world[n]; };
+  const Vec3 ez = Vec3::UnitZ();
+  std::vector<double> q0, v0;
+  std::vector<int> depth;
+
+  // The joint's motion subspace and initial coordinates (zero, identity quaternion; velocities
+  // qd_scalar for 1 DOF, qd_vec for more), the body's indices; then the body joins the tree.
+  auto commit = [&](TreeBody& tb, int node, double qd_scalar, const Vec3& qd_vec) {
+    switch (tb.type) {
+      case JointType::kRevolute:  // a rotation about the axis, or (prismatic) a translation along it
+      case JointType::kPrismatic:
+        tb.nq = tb.nv = 1;
+        tb.S = MatS::Zero(6, 1);
+        tb.S.col(0).segment<3>(tb.type == JointType::kRevolute ? 0 : 3) = tb.axis;
+        q0.push_back(0.0);
+        v0.push_back(qd_scalar);
+        break;
+      case JointType::kSpherical:
+        tb.nq = 4;
+        q0.insert(q0.end(), {1.0, 0.0, 0.0, 0.0});
+        tree.has_quaternions = true;
+        if (tb.rod) {  // omega_rel = e1 w1 + e2 w2, e1, e2 normal to the rod (child coordinates)
+          const Vec3 u = tb.com.normalized();
+          const Vec3 e1 = u.unitOrthogonal(), e2 = u.cross(e1);
+          tb.nv = 2;
+          tb.S = MatS::Zero(6, 2);
+          tb.S.col(0).head<3>() = e1;
+          tb.S.col(1).head<3>() = e2;
+          v0.insert(v0.end(), {e1.dot(qd_vec), e2.dot(qd_vec)});
+        } else {
+          tb.nv = 3;
+          tb.S = MatS::Zero(6, 3);
+          tb.S.topRows<3>().setIdentity();
+          v0.insert(v0.end(), {qd_vec[0], qd_vec[1], qd_vec[2]});
+        }
+        break;
+      case JointType::kTranslation:  // along the first tb.nv axes; qd_vec the velocity
+        tb.nq = tb.nv = model.dim;
+        tb.S = MatS::Zero(6, tb.nv);
+        for (int d = 0; d < tb.nv; ++d) {
+          tb.S(3 + d, d) = 1.0;
+          q0.push_back(0.0);
+          v0.push_back(qd_vec[d]);
+        }
+        break;
+      default:
+        tb.nq = tb.nv = 0;
+        tb.S = MatS::Zero(6, 0);
+        break;
+    }
+    tb.qi = tree.nq;
+    tb.vi = tree.nv;
+    tree.nq += tb.nq;
+    tree.nv += tb.nv;
+    if (node >= 0) tree_index[node] = static_cast<int>(tree.bodies.size());
+    depth.push_back(tb.parent < 0 ? 1 : depth[tb.parent] + 1);
+    tree.bodies.push_back(std::move(tb));
+  };
+
+  auto add_body = [&](int child, int parent_node, const Edge& ed, const Anchor& pa, const Anchor& ca) -> std::string {
+    TreeBody tb;
+    tb.name = node_name(child);
+    tb.joint = ed.name.empty() ? ed.e->name : ed.name;
+    tb.parent = parent_node < 0 ? -1 : tree_index[parent_node];
+    const Vec3 parent_origin = parent_node < 0 ? Vec3::Zero() : origin[parent_node];
+    const bool planar = model.dim == 2;
+    Vec3 o;  // the child frame's origin (world, t = 0)
+    double qd_scalar = 0.0;
+    Vec3 qd_vec = Vec3::Zero();
+    if (ed.joint.type == TreeJointType::kRod) {
+      if (child >= np)
+        return fmt::format("rod {} ends on rigid body {}: rods join point masses in the recursive engine", ed.e->name, tb.name);
+      const PointMass& pm = model.points[child];
+      o = anchor_pos(pa);
+      const Vec3 d = to3(pm.r0) - o, dv = to3(pm.v0) - vel_at(parent_node, o);
+      const Vec3 w_abs = d.cross(dv) / d.squaredNorm();
+      tb.point = child;
+      tb.com = d;
+      Mat3 Ic = Mat3::Zero();
+      if (planar) {
+        tb.type = JointType::kRevolute;
+        tb.axis = ez;
+        qd_scalar = ez.dot(w_abs - omega_of(parent_node));
+      } else {
+        tb.type = JointType::kSpherical;
+        tb.rod = true;  // 2 DOF: the relative angular velocity normal to the rod
+        qd_vec = w_abs - omega_of(parent_node);
+        qd_vec -= qd_vec.dot(d) / d.squaredNorm() * d;
+      }
+      tb.mass = pm.mass;
+      tb.I = spatial_inertia(pm.mass, d, Ic);
+      // The child frame's angular velocity: the parent's plus the joint's (in space this keeps the
+      // spin the parent's rotation gives the frame; the point's velocity is the same).
+      w_world[child] = planar ? w_abs : Vec3(omega_of(parent_node) + qd_vec);
+      v_origin[child] = vel_at(parent_node, o);
+    } else {
+      if (child < np)
+        return fmt::format("joint {} ({}) holds point mass {}: point masses hang from rods in the recursive engine",
+                           ed.e->name, ed.e->kind(), tb.name);
+      const RigidBody& rb = model.bodies[child - np];
+      o = anchor_pos(ca);
+      tb.body = child - np;
+      Mat3 R0 = Mat3::Identity();
+      R0.topLeftCorner(model.dim, model.dim) = rb.R0;
+      tb.axes = R0;
+      tb.com = to3(rb.r0) - o;
+      const Mat3 Ic = R0 * rb.principal_inertia().asDiagonal() * R0.transpose();
+      tb.I = spatial_inertia(rb.mass, tb.com, Ic);
+      w_world[child] = rb.omega0;
+      v_origin[child] = to3(rb.v0) + rb.omega0.cross(o - to3(rb.r0));
+      const Vec3 w_rel = rb.omega0 - omega_of(parent_node);
+      if (ed.hinge) {
+        tb.type = JointType::kRevolute;
+        tb.axis = planar ? ez : ed.axis;
+        qd_scalar = tb.axis.dot(w_rel);
+      } else {
+        switch (ed.joint.type) {
+          case TreeJointType::kRevolute:
+            tb.type = JointType::kRevolute;
+            tb.axis = planar ? ez : Vec3(to3(ed.joint.axis).normalized());
+            qd_scalar = tb.axis.dot(w_rel);
+            break;
+          case TreeJointType::kSpherical:
+            if (planar) {
+              tb.type = JointType::kRevolute;
+              tb.axis = ez;
+              qd_scalar = ez.dot(w_rel);
+            } else {
+              tb.type = JointType::kSpherical;
+              qd_vec = w_rel;
+            }
+            break;
+          case TreeJointType::kPrismatic:
+            tb.type = JointType::kPrismatic;
+            tb.axis = to3(ed.joint.axis).normalized();
+            qd_scalar = tb.axis.dot(v_origin[child] - vel_at(parent_node, o));
+            break;
+          default:
+            tb.type = JointType::kFixed;
+            break;
+        }
+      }
+    }
+    origin[child] = o;
+    tb.p = o - parent_origin;
+    commit(tb, child, qd_scalar, qd_vec);
+    return "";
+  };
+
+  // Breadth-first over the joint graph from a root node (ground, or a free body below).
+  auto grow = [&](int root) -> std::string {
+    std::vector<int> frontier{root};
+    for (size_t f = 0; f < frontier.size(); ++f) {
+      const int n = frontier[f];
+      for (int k = 0; k < ne; ++k) {
+        if (used[k]) continue;
+        const Edge& ed = edges[k];
+        const int na = node_of(*ed.joint.a), nb2 = node_of(*ed.joint.b);
+        if (na != n && nb2 != n) continue;
+        const bool from_a = na == n;
+        const int child = from_a ? nb2 : na;
+        if (child == n) return fmt::format("joint {} joins {} to itself", ed.e->name, node_name(n));
+        used[k] = 1;
+        if (placed(child))
+          return fmt::format("closed loop: joint {} joins {} and {}, already joined through the tree (the recursive engine needs a tree)",
+                             ed.e->name, node_name(n), node_name(child));
+        if (std::string why = add_body(child, n, ed, from_a ? *ed.joint.a : *ed.joint.b, from_a ? *ed.joint.b : *ed.joint.a); !why.empty()) return why;
+        frontier.push_back(child);
+      }
+    }
+    return "";
+  };
+  if (std::string why = grow(kGround); !why.empty()) return why;
+  // What ground does not reach floats. Each such part of the joint graph hangs from a free root: a
+  // rigid body where it has one (rigid bodies first: a point mass holds only rods to other points),
+  // else a point mass. A free point is a translation (dim DOF, its displacement in world axes). A
+  // free rigid body is a translation of its centroid (world axes) carrying the body on a spherical
+  // joint at the centroid (planar: a revolute about the normal): configuration the centroid's
+  // displacement and the unit quaternion of the body's orientation (3 + 4), velocity the
+  // centroid's in world axes and the angular velocity in body axes (3 + 3; planar x, y, angle).
+  // Why this 6-DOF free joint rather than the body's spatial velocity in body coordinates: with the
+  // linear velocity in world axes at the centroid, the centroid's equation is r'' = g + F / m,
+  // linear, which every Runge-Kutta method of order >= 2 integrates exactly (a torque-free body's
+  // centroid stays on its parabola to round-off), and the pair reuses the translation and spherical
+  // joints' paths: joint blocks stay at most 3 DOF, so the 1-DOF paths keep their storage. The
+  // translation's tree body is massless and no model body (point = body = -1).
+  for (int pass = 0; pass < 2; ++pass)
+    for (int n = pass == 0 ? np : 0; n < (pass == 0 ? nn : np); ++n) {
+      if (placed(n)) continue;
+      TreeBody tr;
+      tr.name = node_name(n);
+      tr.type = JointType::kTranslation;
+      Vec3 vc = Vec3::Zero();  // the centroid's (point's) velocity
+      if (n < np) {
+        const PointMass& pm = model.points[n];
+        tr.point = n;
+        tr.mass = pm.mass;
+        tr.I = spatial_inertia(pm.mass, Vec3::Zero(), Mat3::Zero());
+        tr.p = to3(pm.r0);
+        vc = to3(pm.v0);
+      } else {
+        const RigidBody& rb = model.bodies[n - np];
+        tr.p = to3(rb.r0);
+        vc = to3(rb.v0);
+      }
+      origin[n] = tr.p;
+      v_origin[n] = vc;
+      commit(tr, n < np ? n : -1, 0.0, vc);
+      if (n >= np) {  // the body on its rotation joint at the centroid
+        const RigidBody& rb = model.bodies[n - np];
+        TreeBody tb;
+        tb.name = rb.name;
+        tb.parent = static_cast<int>(tree.bodies.size()) - 1;
+        tb.body = n - np;
+        Mat3 R0 = Mat3::Identity();
+        R0.topLeftCorner(model.dim, model.dim) = rb.R0;
+        tb.axes = R0;
+        tb.mass = rb.mass;
+        tb.I = spatial_inertia(rb.mass, Vec3::Zero(), R0 * rb.principal_inertia().asDiagonal() * R0.transpose());
+        tb.type = model.dim == 2 ? JointType::kRevolute : JointType::kSpherical;
+        tb.axis = ez;
+        w_world[n] = rb.omega0;
+        commit(tb, n, rb.omega0[2], rb.omega0);  // body axes = world axes at t = 0
+      }
+      if (std::string why = grow(n); !why.empty()) return why;
+    }
+  if (tree.nv == 0) return "no degree of freedom";
+  tree.q0 = Eigen::Map<Eigen::VectorXd>(q0.data(), static_cast<Eigen::Index>(q0.size()));
+  tree.v0 = Eigen::Map<Eigen::VectorXd>(v0.data(), static_cast<Eigen::Index>(v0.size()));
+  for (int d : depth) tree.depth = std::max(tree.depth, d);
+  detect_planar(tree);
+  // lambda over DOFs: within a joint the previous DOF; the first DOF of a joint, the last DOF of the
+  // nearest ancestor that has DOFs.
+  tree.dof_parent.assign(tree.nv, -1);
+  for (const TreeBody& b : tree.bodies) {
+    int last = -1;
+    for (int p = b.parent; p >= 0; p = tree.bodies[p].parent)
+      if (tree.bodies[p].nv > 0) {
+        last = tree.bodies[p].vi + tree.bodies[p].nv - 1;
+        break;
+      }
+    for (int k = 0; k < b.nv; ++k) tree.dof_parent[b.vi + k] = k == 0 ? last : b.vi + k - 1;
+  }
+  return "";
+}
+
+TreeWorkspace::TreeWorkspace(const SpatialTree& tree, bool with_mass_matrix) {
+  const size_t n = tree.bodies.size();
+  E.resize(n);
+  r.resize(n);
+  v.resize(n);
+  c.resize(n);
+  a.resize(n);
+  pA.resize(n);
+  IA.resize(n);
+  U.resize(n);
+  Dinv.resize(n);
+  u.resize(n);
+  Rw.resize(n);
+  ow.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int nv = tree.bodies[i].nv;
+    U[i] = MatS::Zero(6, nv);
+    Dinv[i] = MatJ::Zero(nv, nv);
+    u[i] = VecJ::Zero(nv);
+  }
+  if (with_mass_matrix) {
+    H = Eigen::MatrixXd::Zero(tree.nv, tree.nv);
+    b = Eigen::VectorXd::Zero(tree.nv);
+  }
+  if (tree.pins) pins.resize(n);
+  if (tree.planar) {
+    planar.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      Planar& p = planar[i];
+      p.v.setZero();
+      p.c.setZero();
+      p.a.setZero();
+      p.pA.setZero();
+      p.IA.setZero();
+      p.U = MatS3::Zero(3, tree.bodies[i].nv);
+      p.S = MatS3::Zero(3, tree.bodies[i].nv);
+      p.t.setZero();
+    }
+  }
+}
+
+}  // namespace mbs::recursive
