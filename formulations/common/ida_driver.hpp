@@ -301,8 +301,12 @@ class Driver : public Simulator {
 class BdfFormulation : public Formulation {
  public:
   using Make = std::unique_ptr<Simulator> (*)(const Model& model, double rtol);
-  explicit BdfFormulation(Make make) : make_(make) {}
+  // bdf: the one case's line for --list (what is in IDA's error test).
+  BdfFormulation(Make make, const char* bdf) : make_(make), bdf_(bdf) {}
 
+  std::vector<IntegratorInfo> integrators() const final {
+    return {{"bdf", SettingKind::kTolerance, 1e-3, 1e-13, bdf_, {}}};
+  }
   Accepts accepts() const override { return {{ElementRole::kJoint, ElementRole::kForce}, {}}; }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const final {
     if (integrator != "bdf") throw SolverError(fmt::format("{}: unknown integrator '{}'", name(), integrator));
@@ -311,6 +315,7 @@ class BdfFormulation : public Formulation {
 
  private:
   Make make_;
+  const char* bdf_;
 };
 
 // A formulation's simulator Sim (a Driver) after checking rtol (who: the formulation, for the

@@ -228,14 +228,12 @@ class GglSimulator final : public ida::Driver<GglDae> {
 
 class IdaGgl final : public ida::BdfFormulation {
  public:
-  IdaGgl() : BdfFormulation([](const Model& model, double rtol) { return make_simulator(model, rtol); }) {}
+  IdaGgl()
+      : BdfFormulation([](const Model& model, double rtol) { return make_simulator(model, rtol); },
+                       "SUNDIALS IDA, variable-order BDF, GGL index 2, lambda and mu out of the error test") {}
   std::string name() const override { return "ida-ggl"; }
   std::string description() const override {
     return "natural coordinates, GGL stabilized index-2 DAE in (q, v, lambda, mu), SUNDIALS IDA with analytic Jacobian";
-  }
-  std::vector<IntegratorInfo> integrators() const override {
-    return {{"bdf", SettingKind::kTolerance, 1e-3, 1e-13,
-             "SUNDIALS IDA, variable-order BDF, GGL index 2, lambda and mu out of the error test", {}}};
   }
   // No linearizer of its own: linearized about an equilibrium (v = 0, mu = 0), the GGL pencil in
   // (dq, dv, dlambda, dmu) has exactly the finite eigenvalues of ida-index3's index-3 pencil (for

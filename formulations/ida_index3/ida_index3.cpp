@@ -179,14 +179,12 @@ class IdaSimulator final : public ida::Driver<Index3Dae> {
 
 class IdaIndex3 final : public ida::BdfFormulation {
  public:
-  IdaIndex3() : BdfFormulation([](const Model& model, double rtol) { return make_simulator(model, rtol); }) {}
+  IdaIndex3()
+      : BdfFormulation([](const Model& model, double rtol) { return make_simulator(model, rtol); },
+                       "SUNDIALS IDA, variable-order BDF, index 3, v and lambda out of the error test") {}
   std::string name() const override { return "ida-index3"; }
   std::string description() const override {
     return "natural coordinates, index-3 DAE in (q, v, lambda), SUNDIALS IDA with analytic dense Jacobian";
-  }
-  std::vector<IntegratorInfo> integrators() const override {
-    return {{"bdf", SettingKind::kTolerance, 1e-3, 1e-13,
-             "SUNDIALS IDA, variable-order BDF, index 3, v and lambda out of the error test", {}}};
   }
   std::string linearization_unsupported_reason(const Model& model) const override {
     return linearizer_unsupported_reason(model);
