@@ -139,6 +139,19 @@ class NaturalDae {
     yp.segment(n, n) = a;
   }
 
+  // The sparse pattern's entries of every natural DAE, on the diagonals of the (q, v) blocks:
+  // dF_q/dq (cj), dF_q/dv (-1), dF_v/dv (cj M); the DAE adds its constraint and stiffness entries.
+  std::vector<Eigen::Triplet<double, int>> kinematic_pattern() const {
+    const int n = nq();
+    std::vector<Eigen::Triplet<double, int>> t;
+    for (int i = 0; i < n; ++i) {
+      t.emplace_back(i, i, 1.0);
+      t.emplace_back(i, n + i, 1.0);
+      t.emplace_back(n + i, n + i, 1.0);
+    }
+    return t;
+  }
+
   // The sparse iteration matrix's pattern: the (row, column) entries given, size x size; slot()
   // then finds where an entry's value goes.
   void set_pattern(int size, const std::vector<Eigen::Triplet<double, int>>& entries) {

@@ -50,12 +50,7 @@ void GglDae::build_sparse_pattern() {
   const int n = nq(), m = nc();
   const auto& J = Phi_q_sp_->matrix();
   const int vel = 2 * n + m;  // first velocity-level row; also the first mu column
-  std::vector<Eigen::Triplet<double, int>> t;
-  for (int i = 0; i < n; ++i) {
-    t.emplace_back(i, i, 1.0);
-    t.emplace_back(i, n + i, 1.0);
-    t.emplace_back(n + i, n + i, 1.0);
-  }
+  std::vector<Eigen::Triplet<double, int>> t = kinematic_pattern();
   for (int k = 0; k < m; ++k)
     for (int p = J.outerIndexPtr()[k]; p < J.outerIndexPtr()[k + 1]; ++p) {
       const int i = J.innerIndexPtr()[p];
