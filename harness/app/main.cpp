@@ -158,8 +158,11 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--results", o.results_dir, "folder the results are written to (default: ./results)");
   app.add_flag("--no-write", o.no_write, "print the table only, write no results");
   app.add_option("--compare", o.compare,
-                 "baseline summary.json to compare with (single problem): exit 1 if, and only if, a passing "
-                 "case no longer passes, needs >1.25x the steps, or its normalized time grew >3x");
+                 "baseline summary.json to compare with (one problem), checked before anything runs (exit 2 if "
+                 "unreadable, of another problem, or inside the results folder this run would replace); prints each "
+                 "row's steps and normalized time as ratios to the baseline's and the rows either side lacks; exit 1 "
+                 "if, and only if, a passing case (not a control) no longer passes, needs >1.25x the steps, or its "
+                 "normalized time grew >3x");
   app.add_flag("--baseline-settings", o.at_baseline_settings,
                "with --compare: run each case at the baseline's tuned setting instead of tuning it again (a cheap "
                "regression check: status, steps and normalized time at the same setting)");
@@ -219,7 +222,34 @@ struct Session {
   std::vector<Problem> problems;
   CaseList cases;
   std::vector<ReferenceSetup> references;
+  std::optional<Summary> baseline;  // --compare's, read and checked before anything runs
 };
+
+// --compare: the baseline read and checked first (a bad one costs no run), and never written over:
+// a run that would replace the folder holding it is refused. Throws std::invalid_argument (exit 2).
+Summary check_baseline(const Options& o, const std::vector<Problem>& problems) {
+  if (problems.size() != 1)
+    throw std::invalid_argument(fmt::format("--compare takes one problem (its baseline is one problem's summary.json), not {}",
+                                            problems.size()));
+  const Problem& p = problems.front();
+  Summary base;
+  try {
+    base = read_baseline(o.compare, p.name);
+  } catch (const std::exception& e) {
+    throw std::invalid_argument(fmt::format("--compare: {}", e.what()));
+  }
+  if (!o.no_write && o.case_spec.empty()) {
+    std::error_code ec;
+    const fs::path folder = fs::weakly_canonical(fs::path(o.results_dir) / p.name, ec);
+    const fs::path rel = fs::weakly_canonical(o.compare, ec).lexically_relative(folder);
+    if (!rel.empty() && *rel.begin() != "..")
+      throw std::invalid_argument(fmt::format(
+          "--compare {}: the baseline lies in {}/, which this run would replace with its own results, so the baseline "
+          "would be lost; compare with --no-write, write elsewhere with --results DIR, or copy the baseline out first",
+          o.compare, (fs::path(o.results_dir) / p.name).string()));
+  }
+  return base;
+}
 
 Session load_session(const Options& o) {
   Session s;
@@ -236,6 +266,7 @@ Session load_session(const Options& o) {
   }
   for (const std::string& f : files) s.problems.push_back(load_problem(f, LoadOptions{o.project_initial_state}));
   s.cases = select_cases(o.formulation);
+  if (!o.compare.empty()) s.baseline = check_baseline(o, s.problems);
   // References that give positions in time, before anything is timed: a converged one is read from
   // the results folder while the problem file is unchanged, else computed (and stored with the results).
   // A sweep's cases look in the partials folder first, where --list-cases (or the first case) stores a
@@ -385,20 +416,22 @@ int rows_from_partials(const Options& o, const Session& s, const Problem& proble
   return has_failed_rows(report.rows) ? kExitCaseFailed : kExitOk;
 }
 
-// --compare: the regressions against the baseline, printed; the exit code they give.
+// --compare: the rows beside the baseline's (ratios), the rows either side lacks, the regressions;
+// the exit code they give.
 int compare_with(const Options& o, const Session& s, const BenchReport& report) {
-  try {
-    std::vector<std::string> selected;
-    for (const auto& [f, info] : s.cases) selected.push_back(f->name() + "/" + info.name);
-    const std::vector<std::string> regressions = compare_with_baseline(report, o.compare, selected);
-    for (const std::string& r : regressions) fmt::print("REGRESSION {}\n", r);
-    // With a baseline, the comparison is the verdict: cases that failed there too are no news.
-    if (regressions.empty()) fmt::print("no regression against {}\n", o.compare);
-    return regressions.empty() ? kExitOk : kExitCaseFailed;
-  } catch (const std::exception& e) {
-    std::cerr << "bench: " << e.what() << "\n";
-    return kExitBadInput;
-  }
+  std::vector<std::string> selected;
+  for (const auto& [f, info] : s.cases) selected.push_back(f->name() + "/" + info.name);
+  const Comparison c = compare_with_baseline(report, *s.baseline, selected);
+  fmt::print("comparison with {}{} (ratios now / baseline):\n{}", o.compare,
+             s.baseline->created.empty() ? "" : fmt::format(", created {}", s.baseline->created), c.ratios);
+  if (!c.not_run.empty()) fmt::print("skipped, in the baseline but not run now:\n  {}\n", fmt::join(c.not_run, "\n  "));
+  if (!c.no_baseline.empty()) fmt::print("skipped, run now but not in the baseline:\n  {}\n", fmt::join(c.no_baseline, "\n  "));
+  for (const std::string& n : c.notes) fmt::print("note: {}\n", n);
+  for (const std::string& r : c.regressions) fmt::print("REGRESSION {}\n", r);
+  // With a baseline, the comparison is the verdict: cases that failed there too are no news.
+  if (c.regressions.empty()) fmt::print("no regression against {}\n", o.compare);
+  fmt::print("\n");
+  return c.regressions.empty() ? kExitOk : kExitCaseFailed;
 }
 
 // bench --list
@@ -419,14 +452,7 @@ int command_list_cases(const Options& o, const Session& s) {
 // --case run: the case's partial summary instead); --compare's verdict; the overview of several.
 int command_run(const Options& o, const Session& s) {
   std::map<std::string, double> given_settings;  // --baseline-settings: case -> setting
-  if (o.at_baseline_settings) {
-    try {
-      given_settings = baseline_settings(o.compare);
-    } catch (const std::exception& e) {
-      std::cerr << "bench: " << e.what() << "\n";
-      return kExitBadInput;
-    }
-  }
+  if (o.at_baseline_settings) given_settings = baseline_settings(*s.baseline);
   CaseOptions options = case_options(o);
   std::signal(SIGINT, on_interrupt);
   // --verbose logs every step of the way itself; the status line would interleave with it.
@@ -455,6 +481,7 @@ int command_run(const Options& o, const Session& s) {
     progress.clear();
     fmt::print("{}\n", format_table(report));
     if (!report.sweep.empty()) fmt::print("sweep: {}\n\n", report.sweep);
+    for (const std::string& w : control_warnings(report)) std::cerr << "bench: warning: " << w << "\n";
     if (!o.case_spec.empty() && !g_interrupted) {  // one case: its partial summary, no results folder
       const std::string path = partial_path(o.partials_dir, problem.name, o.formulation);
       try {

@@ -36,8 +36,8 @@ struct IntegratorInfo {
   double tightest;          // the tuner gives up below this
   std::string description;  // one line for --list and the README
   // Non-empty for a control case, one the literature shows failing (e.g. no numerical dissipation
-  // at index 3): why. Its rows fail like any other; the conformance suites check that it fails
-  // rather than that it passes.
+  // at index 3): why. Its rows that fail or stop get status control, which is no failure of the run
+  // (mark_control); the conformance suites check that it fails rather than that it passes.
   std::string expected_failure;
 };
 

@@ -37,7 +37,7 @@ std::string format_linearization_table(const BenchReport& report) {
                     l ? std::to_string(n_true) : "-", l ? fmt::format("{:.3e}", r.score.eigenvalue_error) : "-",
                     r.timing ? fmt::format("{:.3f} ms", r.timing->median_s * p.analysis->repetitions * 1e3) : "-",
                     std::isfinite(r.normalized_time) ? fmt::format("{:.3f}", r.normalized_time) : "-",
-                    to_string(r.status)});
+                    status_text(r)});
   }
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& row : rows)
@@ -48,7 +48,7 @@ std::string format_linearization_table(const BenchReport& report) {
     if (i == 0) out += std::string(std::accumulate(width.begin(), width.end(), size_t{0}) + 2 * (width.size() - 1), '-') + "\n";
   }
   for (const CaseResult& r : report.rows) {
-    out += fmt::format("\n{}: {}\n", r.formulation, r.message);
+    out += fmt::format("\n{}: {}\n", r.formulation, row_note(r));
     if (!r.linearization) continue;
     out += fmt::format("  coordinates: {}\n  rule: {}\n", r.linearization->coordinates, r.linearization->rule);
     for (const Eigenvalue& e : r.linearization->eigenvalues)

@@ -58,6 +58,30 @@ struct Column {
 
 }  // namespace
 
+std::string status_text(const CaseResult& row) {
+  return row.status == CaseStatus::kPass && row.control() ? "pass (control)" : to_string(row.status);
+}
+
+std::string row_note(const CaseResult& row) {
+  if (!row.control()) return row.message;
+  if (row.status == CaseStatus::kControl)
+    return fmt::format("control case, {} as expected{}; expected to fail because {}", row.control_outcome,
+                       row.message.empty() ? "" : ": " + row.message, row.expected_failure);
+  if (row.status == CaseStatus::kPass)
+    return fmt::format("a control case, expected to fail, PASSED{}; expected to fail because {}",
+                       row.message.empty() ? "" : " (" + row.message + ")", row.expected_failure);
+  return row.message;
+}
+
+std::vector<std::string> control_warnings(const BenchReport& report) {
+  std::vector<std::string> out;
+  for (const CaseResult& r : report.rows)
+    if (r.status == CaseStatus::kPass && r.control())
+      out.push_back(fmt::format("{}: {} is a control case, expected to fail, but it passed ({})", report.problem->name,
+                                r.row_name(), r.expected_failure));
+  return out;
+}
+
 std::string format_table(const BenchReport& report) {
   const Problem& p = *report.problem;
   if (p.analysis) return format_linearization_table(report);
@@ -79,7 +103,7 @@ std::string format_table(const BenchReport& report) {
                      ran ? num(r.score.max_velocity_violation) : "-", ran ? num(r.score.max_reference_error) : "-",
                      ran ? num(r.score.final_reference_error) : "-",
                      r.timing ? time_cell(r.timing->median_s) : "-", r.timing ? time_cell(r.timing->min_s) : "-",
-                     num(r.normalized_time, "{:.2f}"), to_string(r.status), num(r.relative_to_fastest, "{:.2f}x")});
+                     num(r.normalized_time, "{:.2f}"), status_text(r), num(r.relative_to_fastest, "{:.2f}x")});
     for (size_t i = rule_column ? 1 : 0; i < extra.size(); ++i)
       cells.back().insert(cells.back().end() - 5, ran ? num(r.score.metric(extra[i])) : "-");
     if (rule_column) cells.back().insert(cells.back().begin() + 3, ran ? num(r.score.metric(p.rule.metric)) : "-");
@@ -114,10 +138,11 @@ std::string format_table(const BenchReport& report) {
   for (const auto& row : cells) out += line(row);
   bool any = false;
   for (const CaseResult& r : report.rows) {
-    if (r.message.empty()) continue;
+    const std::string note = row_note(r);
+    if (note.empty()) continue;
     if (!any) out += "\n";
     any = true;
-    out += fmt::format("  {}: {}\n", r.row_name(), r.message);
+    out += fmt::format("  {}: {}\n", r.row_name(), note);
   }
   out += format_checks(report);
   out += format_impacts(report);
@@ -212,7 +237,7 @@ std::string format_overview(const std::vector<BenchReport>& reports) {
       std::string cell = "-";
       for (const CaseResult& x : r.rows)
         if (x.run_kind != RunKind::kPublished && x.case_name() == c)
-          cell = to_string(x.status) + (std::isfinite(x.normalized_time) ? fmt::format(" {} norm {:.3g}", setting_cell(x), x.normalized_time) : "");
+          cell = status_text(x) + (std::isfinite(x.normalized_time) ? fmt::format(" {} norm {:.3g}", setting_cell(x), x.normalized_time) : "");
       row.push_back(cell);
     }
     rows.push_back(row);
@@ -255,7 +280,7 @@ std::string to_markdown(const BenchReport& report) {
                        ran ? std::to_string(r.score.stats.steps) : "-", rule_cell, ran ? num(r.score.max_energy_drift) : "-",
                        ran ? num(r.score.max_position_violation) : "-", ran ? num(r.score.max_velocity_violation) : "-",
                        ran ? num(r.score.max_reference_error) : "-", ran ? num(r.score.final_reference_error) : "-", r.timing ? time_cell(r.timing->median_s) : "-",
-                       r.timing ? time_cell(r.timing->min_s) : "-", num(r.normalized_time, "{:.2f}"), r.status,
+                       r.timing ? time_cell(r.timing->min_s) : "-", num(r.normalized_time, "{:.2f}"), status_text(r),
                        num(r.relative_to_fastest, "{:.2f}x"));
   }
   if (!p.reported_metrics.empty()) {
@@ -270,10 +295,11 @@ std::string to_markdown(const BenchReport& report) {
   }
   bool any = false;
   for (const CaseResult& r : report.rows) {
-    if (r.message.empty()) continue;
+    const std::string note = row_note(r);
+    if (note.empty()) continue;
     if (!any) out += "\nNotes:\n\n";
     any = true;
-    out += fmt::format("- `{}`: {}\n", r.row_name(), r.message);
+    out += fmt::format("- `{}`: {}\n", r.row_name(), note);
   }
   if (!p.checks.empty()) out += "\n```\n" + format_checks(report) + "```\n";
   if (p.model.has_role(ElementRole::kContact)) out += "\n```\n" + format_impacts(report) + "```\n";
@@ -331,7 +357,8 @@ void write_results(const BenchReport& report, const std::string& results_root) {
     if (r.linearization) files.emplace_back("solution/" + r.formulation + ".txt", solution_text(report, r));
   if (files.size() > before_solutions) folders.push_back("solution");
   try {
-    write_folder((std::filesystem::path(results_root) / p.name).string(), folders, files);
+    // What scripts/report writes beside the results: kept until it regenerates them.
+    write_folder((std::filesystem::path(results_root) / p.name).string(), folders, files, {"report.md", "figures", "sweep.json"});
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format("writing results for {} failed: {}", p.name, e.what()));
   }

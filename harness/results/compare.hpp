@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "results/summary.hpp"
+#include "results/summary_json.hpp"
 
 namespace mbs {
 
@@ -16,16 +17,26 @@ struct CompareOptions {
   double max_slowdown = 3.0;      // normalized time may grow by this factor
 };
 
-// Returns one line per regression (empty: none). Throws std::runtime_error if the baseline cannot
-// be read.
-// `selected`: the cases (formulation/integrator) this run was asked for; a baseline row of a selected
-// case that the report lacks is a regression too.
-std::vector<std::string> compare_with_baseline(const BenchReport& report, const std::string& baseline_json,
-                                               const std::vector<std::string>& selected,
-                                               const CompareOptions& options = {});
+// Reads and checks a baseline before anything runs: readable, a summary.json, of this problem.
+// Throws std::runtime_error naming the file and what is wrong.
+Summary read_baseline(const std::string& baseline_json, const std::string& problem);
 
-// The tuned setting of every case in a baseline summary.json ("formulation/integrator" -> setting),
-// for re-running each case there instead of tuning it again (bench --baseline-settings).
-std::map<std::string, double> baseline_settings(const std::string& baseline_json);
+struct Comparison {
+  std::vector<std::string> regressions;  // one line each (empty: none)
+  std::vector<std::string> not_run;      // baseline rows without a row now, and why
+  std::vector<std::string> no_baseline;  // rows run now that the baseline lacks
+  std::vector<std::string> notes;        // control cases whose outcome changed (never a regression)
+  std::string ratios;                    // per matched row: status, steps and normalized time, now / baseline
+};
+
+// `selected`: the cases (formulation/integrator) this run was asked for; a baseline row of a selected
+// case that the report lacks is a regression too, one of a case not selected is listed as not run.
+// A control case (expected to fail) never regresses: its changes are notes.
+Comparison compare_with_baseline(const BenchReport& report, const Summary& baseline, const std::vector<std::string>& selected,
+                                 const CompareOptions& options = {});
+
+// The tuned setting of every case in a baseline summary ("formulation/integrator" -> setting), for
+// re-running each case there instead of tuning it again (bench --baseline-settings).
+std::map<std::string, double> baseline_settings(const Summary& baseline);
 
 }  // namespace mbs

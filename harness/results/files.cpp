@@ -43,7 +43,8 @@ void write_atomically(const std::string& file, const std::string& text) {
   }
 }
 
-void write_folder(const std::string& dir, const std::vector<std::string>& folders, const std::vector<ResultFile>& files) {
+void write_folder(const std::string& dir, const std::vector<std::string>& folders, const std::vector<ResultFile>& files,
+                  const std::vector<std::string>& keep) {
   const fs::path final_dir(dir);
   const fs::path root = final_dir.parent_path();
   const fs::path staging = root / fmt::format(".{}.staging.{}", final_dir.filename().string(), ::getpid());
@@ -54,6 +55,12 @@ void write_folder(const std::string& dir, const std::vector<std::string>& folder
     fs::create_directories(staging);
     for (const std::string& f : folders) fs::create_directories(staging / f);
     for (const auto& [name, text] : files) write_file(staging / name, text);
+    for (const std::string& k : keep) {
+      const fs::path from = final_dir / k, to = staging / k;
+      if (!fs::exists(from) || fs::exists(to)) continue;
+      fs::create_directories(to.parent_path());
+      fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+    }
     // Swap in: the previous results stay whole until the new ones are complete, and the swap itself
     // is one atomic exchange of the two folders (Linux renameat2), so the folder never goes missing.
     if (fs::exists(final_dir)) {

@@ -16,9 +16,13 @@ void write_atomically(const std::string& path, const std::string& text);
 
 // Writes `dir` whole or not at all: the folders (relative paths), then every (relative path, text),
 // into a staging folder that then replaces the previous `dir` by one atomic exchange. A file's folder
-// must be among `folders` (none is made on the way). Throws std::runtime_error on I/O failure.
+// must be among `folders` (none is made on the way). `keep`: files or folders (relative paths) of the
+// previous `dir` that the run does not regenerate (scripts/report's report.md, figures/, sweep.json),
+// copied into the staging folder before the exchange, so they survive it and the swap stays whole or
+// nothing; one the new files also write is not copied. Throws std::runtime_error on I/O failure.
 using ResultFile = std::pair<std::string, std::string>;
-void write_folder(const std::string& dir, const std::vector<std::string>& folders, const std::vector<ResultFile>& files);
+void write_folder(const std::string& dir, const std::vector<std::string>& folders, const std::vector<ResultFile>& files,
+                  const std::vector<std::string>& keep = {});
 
 // The spec's six columns: t, x, y, E - E0, |Phi|, |Phi_q v|, then the problem's further columns.
 std::string history_text(const BenchReport& report, const CaseResult& row);

@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kPartialVersion = 1;
+constexpr int kPartialVersion = 2;  // 2: a control case's expected_failure and control_outcome
 
 std::string d(double x) { return fmt::format("{:.17g}", x); }
 
@@ -75,6 +75,8 @@ void emit_row(YAML::Emitter& e, const CaseResult& r) {
   e << YAML::Key << "run_kind" << YAML::Value << to_string(r.run_kind);
   e << YAML::Key << "trials" << YAML::Value << std::to_string(r.trials);
   e << YAML::Key << "message" << YAML::Value << r.message;
+  e << YAML::Key << "expected_failure" << YAML::Value << r.expected_failure;
+  e << YAML::Key << "control_outcome" << YAML::Value << to_string(r.control_outcome);
   if (r.timing) {
     e << YAML::Key << "timing" << YAML::Value << YAML::BeginMap;
     e << YAML::Key << "median_s" << YAML::Value << d(r.timing->median_s);
@@ -163,6 +165,12 @@ CaseResult read_row(const PartialReader& rd, const YAML::Node& n) {
   r.run_kind = *rk;
   r.trials = static_cast<int>(rd.lng(n, "trials"));
   r.message = rd.str(n, "message");
+  r.expected_failure = rd.str(n, "expected_failure");
+  const std::string outcome = rd.str(n, "control_outcome");
+  const std::optional<CaseStatus> co = status_from_name(outcome);
+  if (!co || (*co != CaseStatus::kFail && *co != CaseStatus::kError)) rd.fail(fmt::format("control_outcome '{}' is not fail or error", outcome));
+  r.control_outcome = *co;
+  if (r.status == CaseStatus::kControl && !r.control()) rd.fail("status control without expected_failure");
   if (const YAML::Node t = n["timing"]) {
     Timing timing;
     timing.median_s = rd.dbl(t, "median_s");

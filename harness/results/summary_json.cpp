@@ -2,7 +2,10 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <fstream>
 #include <fmt/format.h>
 #include <limits>
 #include <stdexcept>
@@ -49,6 +52,10 @@ std::string to_json(const BenchReport& report) {
     r.setting ? j.value(*r.setting) : j.null();
     j.field("setting_kind", setting_kind_name(r.setting_kind)).field("tuned", r.tuned).field("tuner_trials", r.trials);
     j.field("status", to_string(r.status));
+    if (r.control()) {  // a control case: expected to fail; a pass is flagged, a failure or stop is no news
+      j.field("control", true).field("expected_failure", r.expected_failure);
+      if (r.status == CaseStatus::kControl) j.field("control_outcome", to_string(r.control_outcome));
+    }
     const bool ran = r.score.completed;
     const double nan = std::numeric_limits<double>::quiet_NaN();
     j.field("max_energy_drift", ran ? r.score.max_energy_drift : nan);
@@ -119,7 +126,7 @@ std::string to_json(const BenchReport& report) {
 
 std::string to_csv(const BenchReport& report) {
   std::string out =
-      "formulation,integrator,setting_kind,setting,status,steps,max_energy_drift,max_position_violation,"
+      "formulation,integrator,setting_kind,setting,status,control,steps,max_energy_drift,max_position_violation,"
       "max_velocity_violation,final_position_error,max_reference_error,final_reference_error,cpu_time_median_s,"
       "cpu_time_min_s,normalized_time,"
       "relative_to_fastest,message\n";
@@ -130,8 +137,9 @@ std::string to_csv(const BenchReport& report) {
       if (c == '"') c = '\'';
     const bool ran = r.score.completed;
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\"\n", r.formulation, r.integrator,
-                       setting_kind_name(r.setting_kind), r.setting ? f(*r.setting) : "", r.status, ran ? r.score.stats.steps : 0,
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\"\n", r.formulation, r.integrator,
+                       setting_kind_name(r.setting_kind), r.setting ? f(*r.setting) : "", r.status, r.control(),
+                       ran ? r.score.stats.steps : 0,
                        f(ran ? r.score.max_energy_drift : nan), f(ran ? r.score.max_position_violation : nan),
                        f(ran ? r.score.max_velocity_violation : nan), f(ran ? r.score.final_position_error : nan),
                        f(ran ? r.score.max_reference_error : nan), f(ran ? r.score.final_reference_error : nan),
@@ -142,33 +150,47 @@ std::string to_csv(const BenchReport& report) {
 }
 
 Summary read_summary(const std::string& summary_json) {
+  if (std::ifstream probe(summary_json); !probe)
+    throw std::runtime_error(fmt::format("{}: cannot open the baseline: {}", summary_json, std::strerror(errno)));
   YAML::Node root;
   try {
     root = YAML::LoadFile(summary_json);  // JSON is a subset of YAML
+  } catch (const YAML::ParserException& e) {
+    throw std::runtime_error(fmt::format("{}:{}:{}: not a readable summary.json: {}", summary_json, e.mark.line + 1,
+                                         e.mark.column + 1, e.msg));
   } catch (const YAML::Exception& e) {
     throw std::runtime_error(fmt::format("{}: cannot read the baseline: {}", summary_json, e.what()));
   }
-  if (!root["rows"] || !root["rows"].IsSequence())
-    throw std::runtime_error(fmt::format("{}: no 'rows' in the baseline", summary_json));
+  if (!root.IsMap() || !root["rows"] || !root["rows"].IsSequence())
+    throw std::runtime_error(fmt::format("{}: no 'rows' list: not a summary.json written by bench", summary_json));
   Summary s;
-  s.problem = root["problem"] ? root["problem"].as<std::string>() : "?";
-  for (const YAML::Node& b : root["rows"]) {
-    SummaryRow r;
-    r.formulation = b["formulation"].as<std::string>();
-    r.integrator = b["integrator"].as<std::string>();
-    const std::string run = b["run"] ? b["run"].as<std::string>() : "tuned";
-    const std::optional<RunKind> kind = run_kind_from_name(run);
-    const std::string status = b["status"].as<std::string>();
-    const std::optional<CaseStatus> st = status_from_name(status);
-    if (!kind || !st)
-      throw std::runtime_error(fmt::format("{}: row {}: unknown {} '{}'", summary_json, r.case_name(), kind ? "status" : "run",
-                                           kind ? status : run));
-    r.run_kind = *kind;
-    r.status = *st;
-    if (b["setting"] && !b["setting"].IsNull()) r.setting = b["setting"].as<double>();
-    if (b["steps"]) r.steps = b["steps"].as<long>();
-    if (b["normalized_time"] && !b["normalized_time"].IsNull()) r.normalized_time = b["normalized_time"].as<double>();
-    s.rows.push_back(std::move(r));
+  size_t i = 0;
+  try {
+    s.problem = root["problem"] ? root["problem"].as<std::string>() : "?";
+    s.created = root["created"] ? root["created"].as<std::string>() : "";
+    for (const YAML::Node& b : root["rows"]) {
+      ++i;
+      SummaryRow r;
+      r.formulation = b["formulation"].as<std::string>();
+      r.integrator = b["integrator"].as<std::string>();
+      const std::string run = b["run"] ? b["run"].as<std::string>() : "tuned";
+      const std::optional<RunKind> kind = run_kind_from_name(run);
+      const std::string status = b["status"].as<std::string>();
+      const std::optional<CaseStatus> st = status_from_name(status);
+      if (!kind || !st)
+        throw std::runtime_error(fmt::format("{}: row {} ({}): unknown {} '{}'", summary_json, i, r.case_name(),
+                                             kind ? "status" : "run", kind ? status : run));
+      r.run_kind = *kind;
+      r.status = *st;
+      if (b["setting"] && !b["setting"].IsNull()) r.setting = b["setting"].as<double>();
+      if (b["steps"]) r.steps = b["steps"].as<long>();
+      if (b["normalized_time"] && !b["normalized_time"].IsNull()) r.normalized_time = b["normalized_time"].as<double>();
+      r.control = b["control"] && b["control"].as<bool>();  // absent from summaries older than the control status
+      s.rows.push_back(std::move(r));
+    }
+  } catch (const YAML::Exception& e) {  // a field missing or of the wrong type
+    const std::string at = e.mark.is_null() ? "" : fmt::format(":{}:{}", e.mark.line + 1, e.mark.column + 1);
+    throw std::runtime_error(fmt::format("{}{}: row {}: {} (not a summary.json written by bench?)", summary_json, at, i, e.msg));
   }
   return s;
 }

@@ -21,15 +21,18 @@ struct SummaryRow {
   std::optional<double> setting;
   long steps = 0;
   std::optional<double> normalized_time;  // none when not timed
+  bool control = false;                   // a control case (expected to fail): status control, or a flagged pass
   std::string case_name() const { return formulation + "/" + integrator; }
   std::string row_name() const { return run_kind == RunKind::kTuned ? case_name() : case_name() + " @" + to_string(run_kind); }
 };
 struct Summary {
   std::string problem;
+  std::string created;  // when the summary was made (UTC), as it says
   std::vector<SummaryRow> rows;
 };
 
-// Throws std::runtime_error naming the file when it cannot be read or holds no rows.
+// Throws std::runtime_error naming the file (and where in it) when it cannot be read, is not a
+// summary (no rows list), or a row misses a field or has an unknown status or run.
 Summary read_summary(const std::string& summary_json);
 
 }  // namespace mbs

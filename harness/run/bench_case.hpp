@@ -45,6 +45,13 @@ struct CaseResult {
   std::vector<double> history_extra;  // Problem::history_extra_columns() per history row
   int trials = 0;            // settings the tuner ran
   std::optional<Linearization> linearization;  // analysis problems: the formulation's linearization
+  // A control case's row (mark_control): why it is expected to fail, empty for other cases; and,
+  // when its status is control, what the run itself gave (fail or error).
+  std::string expected_failure;
+  CaseStatus control_outcome = CaseStatus::kFail;
+  bool control() const { return !expected_failure.empty(); }
+  // What the run gave, control or not: pass, fail, error or unsupported.
+  CaseStatus outcome() const { return status == CaseStatus::kControl ? control_outcome : status; }
   std::string case_name() const { return formulation + "/" + integrator; }
   // The case name, marked when the row is not the tuned one: "minimal/rk4 @published".
   std::string row_name() const { return run_kind == RunKind::kTuned ? case_name() : case_name() + " @" + to_string(run_kind); }

@@ -40,6 +40,7 @@ bool bench_problem(const Problem& problem, const CaseList& cases, const BenchOpt
       if (!done) {
         progress.update("linearizing");
         run.rows.push_back(run_linearization_case(problem, *f, options.cases.timed));
+        mark_control(run.rows.back(), info);
         any_failed = any_failed || failed(run.rows.back());
       }
       progress.end_case();
@@ -65,6 +66,7 @@ bool bench_problem(const Problem& problem, const CaseList& cases, const BenchOpt
     } catch (const std::exception& e) {  // a bug, not a solver failure: still a row
       run.rows.push_back(unexpected_error(*f, info, e));
     }
+    mark_control(run.rows.back(), info);
     progress.end_case();
     const CaseResult& r = run.rows.back();
     spdlog::info("{}: {} -> {} {}", problem.name, r.case_name(), r.status, r.message);
@@ -83,6 +85,7 @@ bool bench_problem(const Problem& problem, const CaseList& cases, const BenchOpt
       } catch (const std::exception& e) {
         run.rows.push_back(unexpected_error(*f, info, e));
       }
+      mark_control(run.rows.back(), info);
       progress.end_case();
       any_failed = any_failed || failed(run.rows.back());
     }
@@ -107,7 +110,7 @@ int retime_serially(const Problem& problem, const CaseList& cases, const CaseOpt
   for (CaseResult& r : run.rows) {
     r.timing.reset();
     r.normalized_time = r.relative_to_fastest = std::numeric_limits<double>::quiet_NaN();
-    if (r.status != CaseStatus::kPass && r.status != CaseStatus::kFail) continue;  // a serial run times only rows that ran to the end
+    if (r.outcome() != CaseStatus::kPass && r.outcome() != CaseStatus::kFail) continue;  // a serial run times only rows that ran to the end
     for (const CaseResult& t : timed.rows) {
       const bool same_row = t.case_name() == r.case_name() &&
                             (r.run_kind == RunKind::kPublished ? t.run_kind == RunKind::kPublished : t.run_kind != RunKind::kPublished);
@@ -134,6 +137,14 @@ CaseList sweep_cases(const Problem& problem, const CaseList& selected) {
   for (const auto& c : selected)
     if (seen.insert(c.first->name()).second) out.push_back(c);
   return out;
+}
+
+void mark_control(CaseResult& row, const IntegratorInfo& info) {
+  if (info.expected_failure.empty()) return;
+  row.expected_failure = info.expected_failure;
+  if (row.status != CaseStatus::kFail && row.status != CaseStatus::kError) return;  // pass: flagged; unsupported: as it is
+  row.control_outcome = row.status;
+  row.status = CaseStatus::kControl;
 }
 
 bool has_failed_rows(const std::vector<CaseResult>& rows) {

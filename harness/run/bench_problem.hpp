@@ -52,7 +52,14 @@ int retime_serially(const Problem& problem, const CaseList& cases, const CaseOpt
 // formulation (its first selected integrator: the linearization does not depend on it).
 CaseList sweep_cases(const Problem& problem, const CaseList& selected);
 
-// A row failed or stopped (status fail or error), as bench_problem's return value says.
+// A row of a control case (info.expected_failure non-empty) carries why it is expected to fail; if it
+// failed or stopped, its status becomes control (its message kept, control_outcome saying which), so
+// that it neither reads as a failure nor changes the exit code. A control that passes stays pass,
+// flagged by expected_failure. Other rows are left as they are.
+void mark_control(CaseResult& row, const IntegratorInfo& info);
+
+// A row failed or stopped (status fail or error), as bench_problem's return value says; a control
+// row (status control) did not fail unexpectedly and does not count.
 bool has_failed_rows(const std::vector<CaseResult>& rows);
 
 }  // namespace mbs

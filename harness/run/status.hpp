@@ -14,6 +14,7 @@ enum class CaseStatus {
   kFail,         // ran, but no setting met the rule
   kError,        // the solver stopped, or the case ran out of its time budget
   kUnsupported,  // the formulation does not take the problem (the message says why)
+  kControl,      // a control case (expected to fail, IntegratorInfo::expected_failure) that did not pass
 };
 
 inline std::string_view name(CaseStatus s) {
@@ -22,6 +23,7 @@ inline std::string_view name(CaseStatus s) {
     case CaseStatus::kFail: return "fail";
     case CaseStatus::kError: return "error";
     case CaseStatus::kUnsupported: return "unsupported";
+    case CaseStatus::kControl: return "control";
   }
   return "?";
 }
@@ -30,7 +32,8 @@ inline std::string to_string(CaseStatus s) { return std::string(name(s)); }
 inline std::ostream& operator<<(std::ostream& os, CaseStatus s) { return os << name(s); }
 
 inline std::optional<CaseStatus> status_from_name(std::string_view s) {
-  for (const CaseStatus c : {CaseStatus::kPass, CaseStatus::kFail, CaseStatus::kError, CaseStatus::kUnsupported})
+  for (const CaseStatus c :
+       {CaseStatus::kPass, CaseStatus::kFail, CaseStatus::kError, CaseStatus::kUnsupported, CaseStatus::kControl})
     if (name(c) == s) return c;
   return std::nullopt;
 }
