@@ -5,40 +5,22 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "report/report.hpp"
 #include "results/partial.hpp"
 #include "results/summary_json.hpp"
 #include "run/bench_problem.hpp"
 #include "support/cases.hpp"
+#include "support/shell.hpp"
 
 namespace mbs {
 namespace {
 namespace fs = std::filesystem;
 
-std::pair<int, std::string> run(const std::string& cmd) {
-  const std::string log = (fs::temp_directory_path() / ("mbs_control_shell_" + std::to_string(::getpid()))).string();
-  const int status = std::system((cmd + " > " + log + " 2>&1").c_str());
-  std::ifstream in(log);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  fs::remove(log);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ss.str()};
-}
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
+using testing::read_text;
+using testing::run_command;
 const std::string kBench = MBS_BENCH_EXE;
 
 // The registered control case: gen-alpha/rho-1 (no numerical dissipation at index 3).
@@ -170,7 +152,7 @@ TEST_F(Control, StatusAndFlagSurviveTheSummaryAndPartialCodecs) {
 // serially, with --jobs, and through a sweep's --case and --merge.
 TEST_F(Control, AFailingControlLeavesTheExitCodeAtZeroInEveryWayToRun) {
   const std::string cases = " -p planar_pendulum -f gen-alpha --no-timing -q --results ";
-  auto [code, log] = run(kBench + cases + (dir_ / "serial").string());
+  auto [code, log] = run_command(kBench + cases + (dir_ / "serial").string());
   EXPECT_EQ(code, 0) << log;
   EXPECT_NE(log.find("gen-alpha/rho-1: control case,"), std::string::npos) << log;
   const YAML::Node rows = YAML::LoadFile((dir_ / "serial" / "planar_pendulum" / "summary.json").string())["rows"];
@@ -181,35 +163,35 @@ TEST_F(Control, AFailingControlLeavesTheExitCodeAtZeroInEveryWayToRun) {
   EXPECT_TRUE(rows[1]["control"].as<bool>());
   EXPECT_EQ(rows[1]["expected_failure"].as<std::string>(), control_info().expected_failure);
 
-  std::tie(code, log) = run(kBench + cases + (dir_ / "jobs").string() + " --jobs 2");
+  std::tie(code, log) = run_command(kBench + cases + (dir_ / "jobs").string() + " --jobs 2");
   EXPECT_EQ(code, 0) << log;
-  EXPECT_EQ(read(dir_ / "jobs" / "planar_pendulum" / "summary.csv"), read(dir_ / "serial" / "planar_pendulum" / "summary.csv"));
+  EXPECT_EQ(read_text(dir_ / "jobs" / "planar_pendulum" / "summary.csv"), read_text(dir_ / "serial" / "planar_pendulum" / "summary.csv"));
 
   const std::string partials = (dir_ / "partials").string();
-  std::tie(code, log) = run(kBench + " --case planar_pendulum:gen-alpha/rho-1 --no-timing -q --results " + (dir_ / "merged").string() +
+  std::tie(code, log) = run_command(kBench + " --case planar_pendulum:gen-alpha/rho-1 --no-timing -q --results " + (dir_ / "merged").string() +
                             " --partials " + partials);
   EXPECT_EQ(code, 0) << log;
-  std::tie(code, log) = run(kBench + " --case planar_pendulum:gen-alpha/rho-0.9 --no-timing -q --results " +
+  std::tie(code, log) = run_command(kBench + " --case planar_pendulum:gen-alpha/rho-0.9 --no-timing -q --results " +
                             (dir_ / "merged").string() + " --partials " + partials);
   EXPECT_EQ(code, 0) << log;
-  std::tie(code, log) = run(kBench + cases + (dir_ / "merged").string() + " --merge --partials " + partials);
+  std::tie(code, log) = run_command(kBench + cases + (dir_ / "merged").string() + " --merge --partials " + partials);
   EXPECT_EQ(code, 0) << log;
-  EXPECT_EQ(read(dir_ / "merged" / "planar_pendulum" / "summary.csv"), read(dir_ / "serial" / "planar_pendulum" / "summary.csv"));
+  EXPECT_EQ(read_text(dir_ / "merged" / "planar_pendulum" / "summary.csv"), read_text(dir_ / "serial" / "planar_pendulum" / "summary.csv"));
 }
 
 // --compare reads its baseline before anything runs: a missing, garbled or foreign one is exit 2
 // with no case run, and so is a baseline inside the folder the run would replace.
 TEST_F(Control, CompareChecksItsBaselineFirstAndNeverWritesOverIt) {
   const std::string bench = kBench + " -p planar_pendulum -f minimal/rk4 --no-timing -q ";
-  auto [code, log] = run(bench + "--results " + dir_.string());
+  auto [code, log] = run_command(bench + "--results " + dir_.string());
   ASSERT_EQ(code, 0) << log;
   const fs::path baseline = dir_ / "planar_pendulum" / "summary.json";
-  const std::string before = read(baseline);
-  std::tie(code, log) = run(bench + "--results " + dir_.string() + " --compare " + baseline.string());
+  const std::string before = read_text(baseline);
+  std::tie(code, log) = run_command(bench + "--results " + dir_.string() + " --compare " + baseline.string());
   EXPECT_EQ(code, 2) << log;
   EXPECT_NE(log.find("which this run would replace with its own results"), std::string::npos) << log;
   EXPECT_EQ(log.find("minimal/rk4  "), std::string::npos) << "a case ran before the refusal:\n" << log;
-  EXPECT_EQ(read(baseline), before);
+  EXPECT_EQ(read_text(baseline), before);
 
   const fs::path garbled = dir_ / "garbled.json";
   std::ofstream(garbled) << "{\"problem\": \"planar_pendulum\", \"rows\": [\n  {\"formulation\": \"minimal\"";
@@ -222,24 +204,24 @@ TEST_F(Control, CompareChecksItsBaselineFirstAndNeverWritesOverIt) {
                                                   {no_rows, "no 'rows' list"},
                                                   {missing_status, "missing_status.json: row 1:"}};
   for (const auto& [file, why] : bad) {
-    std::tie(code, log) = run(bench + "--no-write --compare " + file.string());
+    std::tie(code, log) = run_command(bench + "--no-write --compare " + file.string());
     EXPECT_EQ(code, 2) << log;
     EXPECT_NE(log.find(why), std::string::npos) << log;
     EXPECT_EQ(log.find("minimal/rk4  "), std::string::npos) << "a case ran before the refusal:\n" << log;
   }
-  std::tie(code, log) = run(kBench + " -p pendulum_large_amplitude -f minimal/rk4 --no-timing --no-write --compare " + baseline.string());
+  std::tie(code, log) = run_command(kBench + " -p pendulum_large_amplitude -f minimal/rk4 --no-timing --no-write --compare " + baseline.string());
   EXPECT_EQ(code, 2) << log;
   EXPECT_NE(log.find("the baseline is for problem 'planar_pendulum', not 'pendulum_large_amplitude'"), std::string::npos) << log;
 }
 
 // Ratios per row, and the rows either side lacks, listed.
 TEST_F(Control, CompareListsSkippedRowsAndPrintsRatios) {
-  auto [code, log] = run(kBench + " -p planar_pendulum -f minimal/rk4,minimal/dopri5 --no-timing -q --results " + dir_.string());
+  auto [code, log] = run_command(kBench + " -p planar_pendulum -f minimal/rk4,minimal/dopri5 --no-timing -q --results " + dir_.string());
   ASSERT_EQ(code, 0) << log;
   const fs::path baseline = dir_ / "baseline.json";
   fs::copy_file(dir_ / "planar_pendulum" / "summary.json", baseline);
   const long steps = YAML::LoadFile(baseline.string())["rows"][0]["steps"].as<long>();
-  std::tie(code, log) = run(kBench + " -p planar_pendulum -f minimal/rk4,projection/rk4 --no-timing --no-write --compare " +
+  std::tie(code, log) = run_command(kBench + " -p planar_pendulum -f minimal/rk4,projection/rk4 --no-timing --no-write --compare " +
                             baseline.string());
   EXPECT_EQ(code, 0) << log;
   // The same case tuned again: the same setting, so the same steps (the runs are deterministic).
@@ -269,11 +251,11 @@ TEST_F(Control, ARunKeepsTheReportFiguresAndSweepItDoesNotRegenerate) {
   std::ofstream(folder / "stale.txt") << "not carried over";
   report.rows[0].message = "drift again";
   write_results(report, dir_.string());
-  EXPECT_EQ(read(folder / "report.md"), "# report\n");
-  EXPECT_EQ(read(folder / "sweep.json"), "{}\n");
-  EXPECT_EQ(read(folder / "figures" / "work_precision.png"), "png");
+  EXPECT_EQ(read_text(folder / "report.md"), "# report\n");
+  EXPECT_EQ(read_text(folder / "sweep.json"), "{}\n");
+  EXPECT_EQ(read_text(folder / "figures" / "work_precision.png"), "png");
   EXPECT_FALSE(fs::exists(folder / "stale.txt"));  // the rest is replaced whole
-  EXPECT_NE(read(folder / "summary.json").find("drift again"), std::string::npos);
+  EXPECT_NE(read_text(folder / "summary.json").find("drift again"), std::string::npos);
   for (const auto& e : fs::directory_iterator(dir_))  // no staging folder left behind
     EXPECT_EQ(e.path().filename().string().find(".staging"), std::string::npos) << e.path();
 }

@@ -14,27 +14,14 @@
 
 #include "run/children.hpp"
 #include "run/sweep.hpp"
+#include "support/shell.hpp"
 
 namespace mbs {
 namespace {
 namespace fs = std::filesystem;
 
-std::pair<int, std::string> run(const std::string& cmd) {
-  const std::string log = (fs::temp_directory_path() / ("mbs_sweep_shell_" + std::to_string(::getpid()))).string();
-  const int status = std::system((cmd + " > " + log + " 2>&1").c_str());
-  std::ifstream in(log);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  fs::remove(log);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ss.str()};
-}
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+const auto run = &testing::run_command;
+const auto read = &testing::read_text;
 
 const std::string kBench = MBS_BENCH_EXE;
 // Cheap and varied: explicit and adaptive, fixed-step with the planar pendulum's published step.
