@@ -49,7 +49,7 @@ class PendulumAngle final : public Formulation {
   std::string name() const override { return "pendulum-angle"; }
   std::string description() const override { return "a planar pendulum in its angle"; }
   std::vector<IntegratorInfo> integrators() const override { return cases_.integrators(); }
-  Accepts accepts() const override { return {{}, {"rod"}}; }
+  Accepts accepts() const override { return {{}, {TreeJointType::kRod}}; }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
     return make_erk_simulator<AngleOde>(cases_.find(name(), integrator, setting), model, setting);
   }

@@ -123,7 +123,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
         a_n_(n_q_), c_(n_q_), f_(n_q_), dq_(n_q_), w_(n_q_), Phi_(n_c_), lambda_(n_c_), mu_(n_c_), r_(n_c_),
         gamma_(n_c_), lambda_n_(n_c_), Phi_q_(make_jacobian<Jacobian>(nat_)), solver_(n_q_, nat_, Phi_q_, true, true),
         forces_(nat_.has_force_elements()), K_(dense(n_q_), dense(n_q_)), C_(dense(n_q_), dense(n_q_)), dim_(model.dim),
-        nct_(static_cast<int>(plane_contacts(model).size())), closed_(nct_, 0), in_set_(nct_, 0), active_(nct_, 0),
+        nct_(static_cast<int>(contacts(model).size())), closed_(nct_, 0), in_set_(nct_, 0), active_(nct_, 0),
         set_(nct_, 0), lcp_eq_(nct_, 0), pi_(nct_), pi_s_(nct_), vn_(nct_), lcp_b_(nct_), lcp_x_(nct_),
         lcp_D_(nct_, nct_), Y_(n_q_, nct_), q_s_(n_q_), v_s_(n_q_), a_s_(n_q_),
         lambda_s_(n_c_), sigma_(n_c_), lcp_(nct_) {

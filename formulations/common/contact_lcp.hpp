@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "core/model.hpp"
-#include "elements/plane_contact.hpp"
+#include "core/contact.hpp"
 
 namespace mbs {
 
-// A model's point-plane contact in the form the integration loops use: gap = n . r - d0, where r is
-// q.segment(off, dim).
+// A model's contact (its gap form, core/element.hpp) in the form the integration loops use:
+// gap = n . r - d0, where r is q.segment(off, dim).
 struct ContactRow {
   int off = 0;                                  // first natural coordinate of the point
   Eigen::Vector3d n = Eigen::Vector3d::Zero();  // unit normal (first dim components)
@@ -31,13 +31,12 @@ struct ContactRow {
 
 inline std::vector<ContactRow> contact_rows(const Model& model) {
   std::vector<ContactRow> rows;
-  for (const PlaneContact* pcp : plane_contacts(model)) {
-    const PlaneContact& pc = *pcp;
+  for (const ContactGap& g : contact_gaps(model)) {
     ContactRow c;
-    c.off = model.dim * pc.point;
-    for (int d = 0; d < model.dim; ++d) c.n[d] = pc.normal[d];
-    c.d0 = pc.normal.dot(pc.plane_point);
-    c.e = pc.restitution;
+    c.off = g.offset;
+    for (int d = 0; d < model.dim; ++d) c.n[d] = g.normal[d];
+    c.d0 = g.normal.dot(g.point);
+    c.e = g.restitution;
     rows.push_back(c);
   }
   return rows;

@@ -1,5 +1,6 @@
-// The lengths a model is built of (rods' lengths, rigid bodies' sizes, m): the scale of position
-// tolerances in the natural-coordinate formulations. NaN when the model has none.
+// The lengths a model is built of (rods' lengths, read from their tree descriptions; rigid bodies'
+// sizes; m): the scale of position tolerances in the natural-coordinate formulations. NaN when the
+// model has none.
 #pragma once
 
 #include <algorithm>
@@ -7,7 +8,6 @@
 #include <limits>
 
 #include "core/model.hpp"
-#include "elements/rod.hpp"
 
 namespace mbs {
 
@@ -16,7 +16,8 @@ template <typename Pick>
 double model_length(const Model& model, Pick pick) {
   double l = std::numeric_limits<double>::quiet_NaN();
   auto take = [&](double x) { l = std::isnan(l) ? x : pick(l, x); };
-  for (const Rod* rod : model.elements_of<Rod>()) take(rod->length);
+  for (const auto& e : model.elements)
+    if (const TreeJoint j = e->tree_joint(); j.type == TreeJointType::kRod) take(j.length);
   for (const RigidBody& body : model.bodies) take(body.length_scale);
   return l;
 }

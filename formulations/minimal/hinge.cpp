@@ -3,25 +3,27 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "common/erk_simulators.hpp"
-#include "elements/spherical.hpp"
 
 namespace mbs::minimal {
 
 std::string build_hinge(const Model& model, Hinge& hinge) {
-  const auto sphericals = model.elements_of<SphericalJoint>();
+  // The joints as they describe themselves: every element a spherical tree joint.
+  std::vector<std::pair<const Element*, TreeJoint>> sphericals;
+  for (const auto& e : model.elements)
+    if (TreeJoint j = e->tree_joint(); j.type == TreeJointType::kSpherical) sphericals.emplace_back(e.get(), std::move(j));
   if (model.dim != 3 || model.bodies.size() != 1 || !model.points.empty() || sphericals.size() != model.elements.size())
     return "rigid bodies in joint coordinates: only a single spatial body hinged to the ground by spherical joints (no other bodies or elements)";
   const RigidBody& body = model.bodies[0];
   std::vector<Eigen::Vector3d> pins;  // ground points, distinct
-  for (const SphericalJoint* jp : sphericals) {
-    const SphericalJoint& j = *jp;
-    const Anchor& g = j.a.body < 0 && j.a.point == kGround ? j.a : j.b;
-    const Anchor& b = &g == &j.a ? j.b : j.a;
+  for (const auto& [e, j] : sphericals) {
+    const Anchor& g = j.a->body < 0 && j.a->point == kGround ? *j.a : *j.b;
+    const Anchor& b = &g == j.a ? *j.b : *j.a;
     if (g.body >= 0 || g.point != kGround || b.body != 0)
-      return fmt::format("joint {} does not join the body to the ground: only a body hinged to the ground is supported", j.name);
+      return fmt::format("joint {} does not join the body to the ground: only a body hinged to the ground is supported", e->name);
     bool distinct = true;
     for (const Eigen::Vector3d& p : pins) distinct = distinct && (p - g.at).norm() > 1e-9 * body.length_scale;
     if (distinct) pins.push_back(g.at);

@@ -7,7 +7,7 @@ namespace mbs::minimal {
 std::string point_rods(const Model& model, std::vector<PointRod>& rods) {
   rods.clear();
   for (const auto& e : model.elements) {
-    const TreeJoint j = tree_joint(*e);
+    const TreeJoint j = e->tree_joint();
     if (j.type != TreeJointType::kRod) continue;
     if (j.a->body >= 0 || j.b->body >= 0)
       return fmt::format("rod {} ends on a rigid body: joint coordinates take rods between point masses", e->name);
@@ -18,7 +18,7 @@ std::string point_rods(const Model& model, std::vector<PointRod>& rods) {
 
 bool has_tree_joint(const Model& model, TreeJointType type) {
   for (const auto& e : model.elements)
-    if (e->role() == ElementRole::kJoint && tree_joint(*e).type == type) return true;
+    if (e->role() == ElementRole::kJoint && e->tree_joint().type == type) return true;
   return false;
 }
 

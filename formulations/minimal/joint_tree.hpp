@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "core/model.hpp"
-#include "elements/tree_joint.hpp"
 
 namespace mbs::minimal {
 

@@ -46,8 +46,9 @@ class Minimal final : public Formulation {
     return "joint (minimal) coordinates from the joint tree; ODE by velocity transformation";
   }
   std::vector<IntegratorInfo> integrators() const override { return cases_.integrators(); }
-  // Joint coordinates are built from the kinds themselves: only those it knows.
-  Accepts accepts() const override { return {{}, {"rod", "spherical", "point_plane"}}; }
+  // Joint coordinates from the joints' tree descriptions: rods (a tree of point masses) and
+  // spherical joints (a body hinged on two of them); contacts by their gap form.
+  Accepts accepts() const override { return {{ElementRole::kContact}, {TreeJointType::kRod, TreeJointType::kSpherical}}; }
   std::string structure_unsupported_reason(const Model& model) const override {
     if (!model.bodies.empty()) {  // a rigid body: only one hinged to the ground
       Hinge hinge;

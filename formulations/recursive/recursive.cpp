@@ -95,11 +95,13 @@ class Recursive final : public Formulation {
     return "joint coordinates for kinematic trees (spatial vectors, quaternion spherical joints); ABA or CRBA + tree-sparse LTDL";
   }
   std::vector<IntegratorInfo> integrators() const override { return cases_.integrators(); }
-  // Joints and contacts by kind (each is a tree joint or an event on a tree point of its own), force
+  // Joints by their tree descriptions, contacts by their gap forms (an event on a tree point), force
   // elements of any kind (their Q in natural coordinates is mapped onto the tree's bodies by virtual
   // work, TreeForces).
   Accepts accepts() const override {
-    return {{ElementRole::kForce}, {"rod", "spherical", "revolute", "prismatic", "fixed", "point_plane"}};
+    return {{ElementRole::kForce, ElementRole::kContact},
+            {TreeJointType::kRevolute, TreeJointType::kPrismatic, TreeJointType::kSpherical, TreeJointType::kFixed,
+             TreeJointType::kRod}};
   }
   std::string structure_unsupported_reason(const Model& model) const override {
     SpatialTree tree;

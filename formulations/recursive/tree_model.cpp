@@ -4,7 +4,6 @@
 
 #include <cmath>
 
-#include "elements/tree_joint.hpp"
 
 namespace mbs::recursive {
 
@@ -105,7 +104,7 @@ Vec3 initial_position(const Model& model, const Anchor& a) {
   return to3(model.points[a.point].r0);
 }
 
-// The joint graph's edges: each joint as it describes itself (tree_joint(), elements/tree_joint.hpp).
+// The joint graph's edges: each joint as it describes itself (Element::tree_joint, core/element.hpp).
 struct Edge {
   const Element* e = nullptr;
   TreeJoint joint;
@@ -121,7 +120,7 @@ std::string joint_edges(const Model& model, std::vector<Edge>& edges) {
     if (e->role() == ElementRole::kJoint) {
       Edge ed;
       ed.e = e;
-      ed.joint = tree_joint(*e);
+      ed.joint = e->tree_joint();
       if (ed.joint.type == TreeJointType::kNone)
         return fmt::format("joint {} ({}) has no tree-joint description", e->name, e->kind());
       edges.push_back(std::move(ed));
@@ -164,272 +163,331 @@ void pair_hinges(const Model& model, std::vector<Edge>& edges, std::vector<char>
   }
 }
 
+// The tree, grown from the joint graph's edges one body at a time: the state the steps below share
+// (which node is which tree body, each placed node's frame origin and initial velocities).
+class TreeBuilder {
+ public:
+  TreeBuilder(const Model& model, SpatialTree& tree, const std::vector<Edge>& edges, std::vector<char>& used)
+      : model_(model), tree_(tree), edges_(edges), used_(used), np_(static_cast<int>(model.points.size())),
+        nn_(np_ + static_cast<int>(model.bodies.size())), tree_index_(nn_, -1), w_world_(nn_, Vec3::Zero()),
+        v_origin_(nn_, Vec3::Zero()), origin_(nn_, Vec3::Zero()) {}
+
+  std::string grow(int root);
+  std::string grow_floating_parts();
+  void finish();
+
+ private:
+  std::string add_body(int child, int parent_node, const Edge& ed, const Anchor& pa, const Anchor& ca);
+  std::string add_rod_point(TreeBody& tb, int child, int parent_node, const Edge& ed, const Anchor& pa, Vec3& o,
+                            double& qd_scalar, Vec3& qd_vec);
+  std::string add_rigid_body(TreeBody& tb, int child, int parent_node, const Edge& ed, const Anchor& ca, Vec3& o,
+                             double& qd_scalar, Vec3& qd_vec);
+  void add_free_root(int n);
+  void commit(TreeBody& tb, int node, double qd_scalar, const Vec3& qd_vec);
+
+  int node_of(const Anchor& a) const { return joint_node(model_, a); }
+  std::string node_name(int n) const {
+    return n < 0 ? std::string("ground") : n < np_ ? model_.points[n].name : model_.bodies[n - np_].name;
+  }
+  bool placed(int n) const { return n < 0 || tree_index_[n] >= 0; }
+  // World velocity at t = 0 of the point x moving with node n.
+  Vec3 vel_at(int n, const Vec3& x) const { return n < 0 ? Vec3::Zero() : Vec3(v_origin_[n] + w_world_[n].cross(x - origin_[n])); }
+  Vec3 omega_of(int n) const { return n < 0 ? Vec3::Zero() : w_world_[n]; }
+
+  const Model& model_;
+  SpatialTree& tree_;
+  const std::vector<Edge>& edges_;
+  std::vector<char>& used_;
+  const int np_, nn_;                  // point masses; nodes (point masses, then rigid bodies)
+  std::vector<int> tree_index_;        // node -> tree body
+  std::vector<Vec3> w_world_, v_origin_, origin_;
+  std::vector<double> q0_, v0_;
+  std::vector<int> depth_;
+};
+
+// The joint's motion subspace and initial coordinates (zero, identity quaternion; velocities
+// qd_scalar for 1 DOF, qd_vec for more), the body's indices; then the body joins the tree.
+void TreeBuilder::commit(TreeBody& tb, int node, double qd_scalar, const Vec3& qd_vec) {
+  switch (tb.type) {
+    case JointType::kRevolute:  // a rotation about the axis, or (prismatic) a translation along it
+    case JointType::kPrismatic:
+      tb.nq = tb.nv = 1;
+      tb.S = MatS::Zero(6, 1);
+      tb.S.col(0).segment<3>(tb.type == JointType::kRevolute ? 0 : 3) = tb.axis;
+      q0_.push_back(0.0);
+      v0_.push_back(qd_scalar);
+      break;
+    case JointType::kSpherical:
+      tb.nq = 4;
+      q0_.insert(q0_.end(), {1.0, 0.0, 0.0, 0.0});
+      tree_.has_quaternions = true;
+      if (tb.rod) {  // omega_rel = e1 w1 + e2 w2, e1, e2 normal to the rod (child coordinates)
+        const Vec3 u = tb.com.normalized();
+        const Vec3 e1 = u.unitOrthogonal(), e2 = u.cross(e1);
+        tb.nv = 2;
+        tb.S = MatS::Zero(6, 2);
+        tb.S.col(0).head<3>() = e1;
+        tb.S.col(1).head<3>() = e2;
+        v0_.insert(v0_.end(), {e1.dot(qd_vec), e2.dot(qd_vec)});
+      } else {
+        tb.nv = 3;
+        tb.S = MatS::Zero(6, 3);
+        tb.S.topRows<3>().setIdentity();
+        v0_.insert(v0_.end(), {qd_vec[0], qd_vec[1], qd_vec[2]});
+      }
+      break;
+    case JointType::kTranslation:  // along the first tb.nv axes; qd_vec the velocity
+      tb.nq = tb.nv = model_.dim;
+      tb.S = MatS::Zero(6, tb.nv);
+      for (int d = 0; d < tb.nv; ++d) {
+        tb.S(3 + d, d) = 1.0;
+        q0_.push_back(0.0);
+        v0_.push_back(qd_vec[d]);
+      }
+      break;
+    default:
+      tb.nq = tb.nv = 0;
+      tb.S = MatS::Zero(6, 0);
+      break;
+  }
+  tb.qi = tree_.nq;
+  tb.vi = tree_.nv;
+  tree_.nq += tb.nq;
+  tree_.nv += tb.nv;
+  if (node >= 0) tree_index_[node] = static_cast<int>(tree_.bodies.size());
+  depth_.push_back(tb.parent < 0 ? 1 : depth_[tb.parent] + 1);
+  tree_.bodies.push_back(std::move(tb));
+}
+
+// A point mass on a rod from its parent's end pa: a pin (planar) or a spherical joint without spin.
+std::string TreeBuilder::add_rod_point(TreeBody& tb, int child, int parent_node, const Edge& ed, const Anchor& pa,
+                                       Vec3& o, double& qd_scalar, Vec3& qd_vec) {
+  if (child >= np_)
+    return fmt::format("rod {} ends on rigid body {}: rods join point masses in the recursive engine", ed.e->name, tb.name);
+  const bool planar = model_.dim == 2;
+  const PointMass& pm = model_.points[child];
+  o = initial_position(model_, pa);
+  const Vec3 d = to3(pm.r0) - o, dv = to3(pm.v0) - vel_at(parent_node, o);
+  const Vec3 w_abs = d.cross(dv) / d.squaredNorm();
+  tb.point = child;
+  tb.com = d;
+  Mat3 Ic = Mat3::Zero();
+  if (planar) {
+    tb.type = JointType::kRevolute;
+    tb.axis = Vec3::UnitZ();
+    qd_scalar = tb.axis.dot(w_abs - omega_of(parent_node));
+  } else {
+    tb.type = JointType::kSpherical;
+    tb.rod = true;  // 2 DOF: the relative angular velocity normal to the rod
+    qd_vec = w_abs - omega_of(parent_node);
+    qd_vec -= qd_vec.dot(d) / d.squaredNorm() * d;
+  }
+  tb.mass = pm.mass;
+  tb.I = spatial_inertia(pm.mass, d, Ic);
+  // The child frame's angular velocity: the parent's plus the joint's (in space this keeps the
+  // spin the parent's rotation gives the frame; the point's velocity is the same).
+  w_world_[child] = planar ? w_abs : Vec3(omega_of(parent_node) + qd_vec);
+  v_origin_[child] = vel_at(parent_node, o);
+  return "";
+}
+
+// A rigid body on the joint at its end ca, of the joint's own description (or a pair's hinge).
+std::string TreeBuilder::add_rigid_body(TreeBody& tb, int child, int parent_node, const Edge& ed, const Anchor& ca,
+                                        Vec3& o, double& qd_scalar, Vec3& qd_vec) {
+  if (child < np_)
+    return fmt::format("joint {} ({}) holds point mass {}: point masses hang from rods in the recursive engine",
+                       ed.e->name, ed.e->kind(), tb.name);
+  const bool planar = model_.dim == 2;
+  const Vec3 ez = Vec3::UnitZ();
+  const RigidBody& rb = model_.bodies[child - np_];
+  o = initial_position(model_, ca);
+  tb.body = child - np_;
+  Mat3 R0 = Mat3::Identity();
+  R0.topLeftCorner(model_.dim, model_.dim) = rb.R0;
+  tb.axes = R0;
+  tb.com = to3(rb.r0) - o;
+  const Mat3 Ic = R0 * rb.principal_inertia().asDiagonal() * R0.transpose();
+  tb.I = spatial_inertia(rb.mass, tb.com, Ic);
+  w_world_[child] = rb.omega0;
+  v_origin_[child] = to3(rb.v0) + rb.omega0.cross(o - to3(rb.r0));
+  const Vec3 w_rel = rb.omega0 - omega_of(parent_node);
+  if (ed.hinge) {
+    tb.type = JointType::kRevolute;
+    tb.axis = planar ? ez : ed.axis;
+    qd_scalar = tb.axis.dot(w_rel);
+    return "";
+  }
+  switch (ed.joint.type) {
+    case TreeJointType::kRevolute:
+      tb.type = JointType::kRevolute;
+      tb.axis = planar ? ez : Vec3(to3(ed.joint.axis).normalized());
+      qd_scalar = tb.axis.dot(w_rel);
+      break;
+    case TreeJointType::kSpherical:
+      if (planar) {
+        tb.type = JointType::kRevolute;
+        tb.axis = ez;
+        qd_scalar = ez.dot(w_rel);
+      } else {
+        tb.type = JointType::kSpherical;
+        qd_vec = w_rel;
+      }
+      break;
+    case TreeJointType::kPrismatic:
+      tb.type = JointType::kPrismatic;
+      tb.axis = to3(ed.joint.axis).normalized();
+      qd_scalar = tb.axis.dot(v_origin_[child] - vel_at(parent_node, o));
+      break;
+    default:
+      tb.type = JointType::kFixed;
+      break;
+  }
+  return "";
+}
+
+// Node `child` joins the tree below `parent_node` by edge ed, pa and ca its parent's and its own end.
+std::string TreeBuilder::add_body(int child, int parent_node, const Edge& ed, const Anchor& pa, const Anchor& ca) {
+  TreeBody tb;
+  tb.name = node_name(child);
+  tb.joint = ed.name.empty() ? ed.e->name : ed.name;
+  tb.parent = parent_node < 0 ? -1 : tree_index_[parent_node];
+  const Vec3 parent_origin = parent_node < 0 ? Vec3::Zero() : origin_[parent_node];
+  Vec3 o;  // the child frame's origin (world, t = 0)
+  double qd_scalar = 0.0;
+  Vec3 qd_vec = Vec3::Zero();
+  const std::string why = ed.joint.type == TreeJointType::kRod
+                              ? add_rod_point(tb, child, parent_node, ed, pa, o, qd_scalar, qd_vec)
+                              : add_rigid_body(tb, child, parent_node, ed, ca, o, qd_scalar, qd_vec);
+  if (!why.empty()) return why;
+  origin_[child] = o;
+  tb.p = o - parent_origin;
+  commit(tb, child, qd_scalar, qd_vec);
+  return "";
+}
+
+// Breadth-first over the joint graph from a root node (ground, or a free body below).
+std::string TreeBuilder::grow(int root) {
+  const int ne = static_cast<int>(edges_.size());
+  std::vector<int> frontier{root};
+  for (size_t f = 0; f < frontier.size(); ++f) {
+    const int n = frontier[f];
+    for (int k = 0; k < ne; ++k) {
+      if (used_[k]) continue;
+      const Edge& ed = edges_[k];
+      const int na = node_of(*ed.joint.a), nb = node_of(*ed.joint.b);
+      if (na != n && nb != n) continue;
+      const bool from_a = na == n;
+      const int child = from_a ? nb : na;
+      if (child == n) return fmt::format("joint {} joins {} to itself", ed.e->name, node_name(n));
+      used_[k] = 1;
+      if (placed(child))
+        return fmt::format("closed loop: joint {} joins {} and {}, already joined through the tree (the recursive engine needs a tree)",
+                           ed.e->name, node_name(n), node_name(child));
+      if (std::string why = add_body(child, n, ed, from_a ? *ed.joint.a : *ed.joint.b, from_a ? *ed.joint.b : *ed.joint.a); !why.empty())
+        return why;
+      frontier.push_back(child);
+    }
+  }
+  return "";
+}
+
+// What ground does not reach floats. Each such part of the joint graph hangs from a free root: a
+// rigid body where it has one (rigid bodies first: a point mass holds only rods to other points),
+// else a point mass.
+std::string TreeBuilder::grow_floating_parts() {
+  for (int pass = 0; pass < 2; ++pass)
+    for (int n = pass == 0 ? np_ : 0; n < (pass == 0 ? nn_ : np_); ++n) {
+      if (placed(n)) continue;
+      add_free_root(n);
+      if (std::string why = grow(n); !why.empty()) return why;
+    }
+  return "";
+}
+
+// A free point is a translation (dim DOF, its displacement in world axes). A free rigid body is a
+// translation of its centroid (world axes) carrying the body on a spherical joint at the centroid
+// (planar: a revolute about the normal): configuration the centroid's displacement and the unit
+// quaternion of the body's orientation (3 + 4), velocity the centroid's in world axes and the
+// angular velocity in body axes (3 + 3; planar x, y, angle).
+// Why this 6-DOF free joint rather than the body's spatial velocity in body coordinates: with the
+// linear velocity in world axes at the centroid, the centroid's equation is r'' = g + F / m,
+// linear, which every Runge-Kutta method of order >= 2 integrates exactly (a torque-free body's
+// centroid stays on its parabola to round-off), and the pair reuses the translation and spherical
+// joints' paths: joint blocks stay at most 3 DOF, so the 1-DOF paths keep their storage. The
+// translation's tree body is massless and no model body (point = body = -1).
+void TreeBuilder::add_free_root(int n) {
+  TreeBody tr;
+  tr.name = node_name(n);
+  tr.type = JointType::kTranslation;
+  Vec3 vc = Vec3::Zero();  // the centroid's (point's) velocity
+  if (n < np_) {
+    const PointMass& pm = model_.points[n];
+    tr.point = n;
+    tr.mass = pm.mass;
+    tr.I = spatial_inertia(pm.mass, Vec3::Zero(), Mat3::Zero());
+    tr.p = to3(pm.r0);
+    vc = to3(pm.v0);
+  } else {
+    const RigidBody& rb = model_.bodies[n - np_];
+    tr.p = to3(rb.r0);
+    vc = to3(rb.v0);
+  }
+  origin_[n] = tr.p;
+  v_origin_[n] = vc;
+  commit(tr, n < np_ ? n : -1, 0.0, vc);
+  if (n < np_) return;
+  // The body on its rotation joint at the centroid.
+  const RigidBody& rb = model_.bodies[n - np_];
+  TreeBody tb;
+  tb.name = rb.name;
+  tb.parent = static_cast<int>(tree_.bodies.size()) - 1;
+  tb.body = n - np_;
+  Mat3 R0 = Mat3::Identity();
+  R0.topLeftCorner(model_.dim, model_.dim) = rb.R0;
+  tb.axes = R0;
+  tb.mass = rb.mass;
+  tb.I = spatial_inertia(rb.mass, Vec3::Zero(), R0 * rb.principal_inertia().asDiagonal() * R0.transpose());
+  tb.type = model_.dim == 2 ? JointType::kRevolute : JointType::kSpherical;
+  tb.axis = Vec3::UnitZ();
+  w_world_[n] = rb.omega0;
+  commit(tb, n, rb.omega0[2], rb.omega0);  // body axes = world axes at t = 0
+}
+
+// The initial state, the depth, the planar paths and the DOFs' parents, once every body is placed.
+void TreeBuilder::finish() {
+  tree_.q0 = Eigen::Map<Eigen::VectorXd>(q0_.data(), static_cast<Eigen::Index>(q0_.size()));
+  tree_.v0 = Eigen::Map<Eigen::VectorXd>(v0_.data(), static_cast<Eigen::Index>(v0_.size()));
+  for (int d : depth_) tree_.depth = std::max(tree_.depth, d);
+  detect_planar(tree_);
+  // lambda over DOFs: within a joint the previous DOF; the first DOF of a joint, the last DOF of the
+  // nearest ancestor that has DOFs.
+  tree_.dof_parent.assign(tree_.nv, -1);
+  for (const TreeBody& b : tree_.bodies) {
+    int last = -1;
+    for (int p = b.parent; p >= 0; p = tree_.bodies[p].parent)
+      if (tree_.bodies[p].nv > 0) {
+        last = tree_.bodies[p].vi + tree_.bodies[p].nv - 1;
+        break;
+      }
+    for (int k = 0; k < b.nv; ++k) tree_.dof_parent[b.vi + k] = k == 0 ? last : b.vi + k - 1;
+  }
+}
+
 }  // namespace
 
 std::string build_spatial_tree(const Model& model, SpatialTree& tree) {
   tree = SpatialTree{};
   tree.dim = model.dim;
   tree.gravity = to3(model.gravity);
-  const int np = static_cast<int>(model.points.size()), nb = static_cast<int>(model.bodies.size());
-  const int nn = np + nb;
-  auto node_of = [&](const Anchor& a) { return joint_node(model, a); };
-  auto node_name = [&](int n) { return n < 0 ? std::string("ground") : n < np ? model.points[n].name : model.bodies[n - np].name; };
-  auto anchor_pos = [&](const Anchor& a) { return initial_position(model, a); };
   std::vector<Edge> edges;
   if (std::string why = joint_edges(model, edges); !why.empty()) return why;
-  const int ne = static_cast<int>(edges.size());
-  std::vector<char> used(ne, 0);
+  std::vector<char> used(edges.size(), 0);
   pair_hinges(model, edges, used);
-  std::vector<int> tree_index(nn, -1);  // node -> tree body
-  std::vector<Vec3> w_world(nn, Vec3::Zero()), v_origin(nn, Vec3::Zero()), origin(nn, Vec3::Zero());
-  auto placed = [&](int n) { return n < 0 || tree_index[n] >= 0; };
-  auto vel_at = [&](int n, const Vec3& x) -> Vec3 {  // world velocity at t = 0 of the point x moving with node n
-    if (n < 0) return Vec3::Zero();
-    return v_origin[n] + w_world[n].cross(x - origin[n]);
-  };
-  auto omega_of = [&](int n) -> Vec3 { return n < 0 ? Vec3::Zero() : w_world[n]; };
-  const Vec3 ez = Vec3::UnitZ();
-  std::vector<double> q0, v0;
-  std::vector<int> depth;
-
-  // The joint's motion subspace and initial coordinates (zero, identity quaternion; velocities
-  // qd_scalar for 1 DOF, qd_vec for more), the body's indices; then the body joins the tree.
-  auto commit = [&](TreeBody& tb, int node, double qd_scalar, const Vec3& qd_vec) {
-    switch (tb.type) {
-      case JointType::kRevolute:  // a rotation about the axis, or (prismatic) a translation along it
-      case JointType::kPrismatic:
-        tb.nq = tb.nv = 1;
-        tb.S = MatS::Zero(6, 1);
-        tb.S.col(0).segment<3>(tb.type == JointType::kRevolute ? 0 : 3) = tb.axis;
-        q0.push_back(0.0);
-        v0.push_back(qd_scalar);
-        break;
-      case JointType::kSpherical:
-        tb.nq = 4;
-        q0.insert(q0.end(), {1.0, 0.0, 0.0, 0.0});
-        tree.has_quaternions = true;
-        if (tb.rod) {  // omega_rel = e1 w1 + e2 w2, e1, e2 normal to the rod (child coordinates)
-          const Vec3 u = tb.com.normalized();
-          const Vec3 e1 = u.unitOrthogonal(), e2 = u.cross(e1);
-          tb.nv = 2;
-          tb.S = MatS::Zero(6, 2);
-          tb.S.col(0).head<3>() = e1;
-          tb.S.col(1).head<3>() = e2;
-          v0.insert(v0.end(), {e1.dot(qd_vec), e2.dot(qd_vec)});
-        } else {
-          tb.nv = 3;
-          tb.S = MatS::Zero(6, 3);
-          tb.S.topRows<3>().setIdentity();
-          v0.insert(v0.end(), {qd_vec[0], qd_vec[1], qd_vec[2]});
-        }
-        break;
-      case JointType::kTranslation:  // along the first tb.nv axes; qd_vec the velocity
-        tb.nq = tb.nv = model.dim;
-        tb.S = MatS::Zero(6, tb.nv);
-        for (int d = 0; d < tb.nv; ++d) {
-          tb.S(3 + d, d) = 1.0;
-          q0.push_back(0.0);
-          v0.push_back(qd_vec[d]);
-        }
-        break;
-      default:
-        tb.nq = tb.nv = 0;
-        tb.S = MatS::Zero(6, 0);
-        break;
-    }
-    tb.qi = tree.nq;
-    tb.vi = tree.nv;
-    tree.nq += tb.nq;
-    tree.nv += tb.nv;
-    if (node >= 0) tree_index[node] = static_cast<int>(tree.bodies.size());
-    depth.push_back(tb.parent < 0 ? 1 : depth[tb.parent] + 1);
-    tree.bodies.push_back(std::move(tb));
-  };
-
-  auto add_body = [&](int child, int parent_node, const Edge& ed, const Anchor& pa, const Anchor& ca) -> std::string {
-    TreeBody tb;
-    tb.name = node_name(child);
-    tb.joint = ed.name.empty() ? ed.e->name : ed.name;
-    tb.parent = parent_node < 0 ? -1 : tree_index[parent_node];
-    const Vec3 parent_origin = parent_node < 0 ? Vec3::Zero() : origin[parent_node];
-    const bool planar = model.dim == 2;
-    Vec3 o;  // the child frame's origin (world, t = 0)
-    double qd_scalar = 0.0;
-    Vec3 qd_vec = Vec3::Zero();
-    if (ed.joint.type == TreeJointType::kRod) {
-      if (child >= np)
-        return fmt::format("rod {} ends on rigid body {}: rods join point masses in the recursive engine", ed.e->name, tb.name);
-      const PointMass& pm = model.points[child];
-      o = anchor_pos(pa);
-      const Vec3 d = to3(pm.r0) - o, dv = to3(pm.v0) - vel_at(parent_node, o);
-      const Vec3 w_abs = d.cross(dv) / d.squaredNorm();
-      tb.point = child;
-      tb.com = d;
-      Mat3 Ic = Mat3::Zero();
-      if (planar) {
-        tb.type = JointType::kRevolute;
-        tb.axis = ez;
-        qd_scalar = ez.dot(w_abs - omega_of(parent_node));
-      } else {
-        tb.type = JointType::kSpherical;
-        tb.rod = true;  // 2 DOF: the relative angular velocity normal to the rod
-        qd_vec = w_abs - omega_of(parent_node);
-        qd_vec -= qd_vec.dot(d) / d.squaredNorm() * d;
-      }
-      tb.mass = pm.mass;
-      tb.I = spatial_inertia(pm.mass, d, Ic);
-      // The child frame's angular velocity: the parent's plus the joint's (in space this keeps the
-      // spin the parent's rotation gives the frame; the point's velocity is the same).
-      w_world[child] = planar ? w_abs : Vec3(omega_of(parent_node) + qd_vec);
-      v_origin[child] = vel_at(parent_node, o);
-    } else {
-      if (child < np)
-        return fmt::format("joint {} ({}) holds point mass {}: point masses hang from rods in the recursive engine",
-                           ed.e->name, ed.e->kind(), tb.name);
-      const RigidBody& rb = model.bodies[child - np];
-      o = anchor_pos(ca);
-      tb.body = child - np;
-      Mat3 R0 = Mat3::Identity();
-      R0.topLeftCorner(model.dim, model.dim) = rb.R0;
-      tb.axes = R0;
-      tb.com = to3(rb.r0) - o;
-      const Mat3 Ic = R0 * rb.principal_inertia().asDiagonal() * R0.transpose();
-      tb.I = spatial_inertia(rb.mass, tb.com, Ic);
-      w_world[child] = rb.omega0;
-      v_origin[child] = to3(rb.v0) + rb.omega0.cross(o - to3(rb.r0));
-      const Vec3 w_rel = rb.omega0 - omega_of(parent_node);
-      if (ed.hinge) {
-        tb.type = JointType::kRevolute;
-        tb.axis = planar ? ez : ed.axis;
-        qd_scalar = tb.axis.dot(w_rel);
-      } else {
-        switch (ed.joint.type) {
-          case TreeJointType::kRevolute:
-            tb.type = JointType::kRevolute;
-            tb.axis = planar ? ez : Vec3(to3(ed.joint.axis).normalized());
-            qd_scalar = tb.axis.dot(w_rel);
-            break;
-          case TreeJointType::kSpherical:
-            if (planar) {
-              tb.type = JointType::kRevolute;
-              tb.axis = ez;
-              qd_scalar = ez.dot(w_rel);
-            } else {
-              tb.type = JointType::kSpherical;
-              qd_vec = w_rel;
-            }
-            break;
-          case TreeJointType::kPrismatic:
-            tb.type = JointType::kPrismatic;
-            tb.axis = to3(ed.joint.axis).normalized();
-            qd_scalar = tb.axis.dot(v_origin[child] - vel_at(parent_node, o));
-            break;
-          default:
-            tb.type = JointType::kFixed;
-            break;
-        }
-      }
-    }
-    origin[child] = o;
-    tb.p = o - parent_origin;
-    commit(tb, child, qd_scalar, qd_vec);
-    return "";
-  };
-
-  // Breadth-first over the joint graph from a root node (ground, or a free body below).
-  auto grow = [&](int root) -> std::string {
-    std::vector<int> frontier{root};
-    for (size_t f = 0; f < frontier.size(); ++f) {
-      const int n = frontier[f];
-      for (int k = 0; k < ne; ++k) {
-        if (used[k]) continue;
-        const Edge& ed = edges[k];
-        const int na = node_of(*ed.joint.a), nb2 = node_of(*ed.joint.b);
-        if (na != n && nb2 != n) continue;
-        const bool from_a = na == n;
-        const int child = from_a ? nb2 : na;
-        if (child == n) return fmt::format("joint {} joins {} to itself", ed.e->name, node_name(n));
-        used[k] = 1;
-        if (placed(child))
-          return fmt::format("closed loop: joint {} joins {} and {}, already joined through the tree (the recursive engine needs a tree)",
-                             ed.e->name, node_name(n), node_name(child));
-        if (std::string why = add_body(child, n, ed, from_a ? *ed.joint.a : *ed.joint.b, from_a ? *ed.joint.b : *ed.joint.a); !why.empty()) return why;
-        frontier.push_back(child);
-      }
-    }
-    return "";
-  };
-  if (std::string why = grow(kGround); !why.empty()) return why;
-  // What ground does not reach floats. Each such part of the joint graph hangs from a free root: a
-  // rigid body where it has one (rigid bodies first: a point mass holds only rods to other points),
-  // else a point mass. A free point is a translation (dim DOF, its displacement in world axes). A
-  // free rigid body is a translation of its centroid (world axes) carrying the body on a spherical
-  // joint at the centroid (planar: a revolute about the normal): configuration the centroid's
-  // displacement and the unit quaternion of the body's orientation (3 + 4), velocity the
-  // centroid's in world axes and the angular velocity in body axes (3 + 3; planar x, y, angle).
-  // Why this 6-DOF free joint rather than the body's spatial velocity in body coordinates: with the
-  // linear velocity in world axes at the centroid, the centroid's equation is r'' = g + F / m,
-  // linear, which every Runge-Kutta method of order >= 2 integrates exactly (a torque-free body's
-  // centroid stays on its parabola to round-off), and the pair reuses the translation and spherical
-  // joints' paths: joint blocks stay at most 3 DOF, so the 1-DOF paths keep their storage. The
-  // translation's tree body is massless and no model body (point = body = -1).
-  for (int pass = 0; pass < 2; ++pass)
-    for (int n = pass == 0 ? np : 0; n < (pass == 0 ? nn : np); ++n) {
-      if (placed(n)) continue;
-      TreeBody tr;
-      tr.name = node_name(n);
-      tr.type = JointType::kTranslation;
-      Vec3 vc = Vec3::Zero();  // the centroid's (point's) velocity
-      if (n < np) {
-        const PointMass& pm = model.points[n];
-        tr.point = n;
-        tr.mass = pm.mass;
-        tr.I = spatial_inertia(pm.mass, Vec3::Zero(), Mat3::Zero());
-        tr.p = to3(pm.r0);
-        vc = to3(pm.v0);
-      } else {
-        const RigidBody& rb = model.bodies[n - np];
-        tr.p = to3(rb.r0);
-        vc = to3(rb.v0);
-      }
-      origin[n] = tr.p;
-      v_origin[n] = vc;
-      commit(tr, n < np ? n : -1, 0.0, vc);
-      if (n >= np) {  // the body on its rotation joint at the centroid
-        const RigidBody& rb = model.bodies[n - np];
-        TreeBody tb;
-        tb.name = rb.name;
-        tb.parent = static_cast<int>(tree.bodies.size()) - 1;
-        tb.body = n - np;
-        Mat3 R0 = Mat3::Identity();
-        R0.topLeftCorner(model.dim, model.dim) = rb.R0;
-        tb.axes = R0;
-        tb.mass = rb.mass;
-        tb.I = spatial_inertia(rb.mass, Vec3::Zero(), R0 * rb.principal_inertia().asDiagonal() * R0.transpose());
-        tb.type = model.dim == 2 ? JointType::kRevolute : JointType::kSpherical;
-        tb.axis = ez;
-        w_world[n] = rb.omega0;
-        commit(tb, n, rb.omega0[2], rb.omega0);  // body axes = world axes at t = 0
-      }
-      if (std::string why = grow(n); !why.empty()) return why;
-    }
+  TreeBuilder builder(model, tree, edges, used);
+  if (std::string why = builder.grow(kGround); !why.empty()) return why;
+  if (std::string why = builder.grow_floating_parts(); !why.empty()) return why;
   if (tree.nv == 0) return "no degree of freedom";
-  tree.q0 = Eigen::Map<Eigen::VectorXd>(q0.data(), static_cast<Eigen::Index>(q0.size()));
-  tree.v0 = Eigen::Map<Eigen::VectorXd>(v0.data(), static_cast<Eigen::Index>(v0.size()));
-  for (int d : depth) tree.depth = std::max(tree.depth, d);
-  detect_planar(tree);
-  // lambda over DOFs: within a joint the previous DOF; the first DOF of a joint, the last DOF of the
-  // nearest ancestor that has DOFs.
-  tree.dof_parent.assign(tree.nv, -1);
-  for (const TreeBody& b : tree.bodies) {
-    int last = -1;
-    for (int p = b.parent; p >= 0; p = tree.bodies[p].parent)
-      if (tree.bodies[p].nv > 0) {
-        last = tree.bodies[p].vi + tree.bodies[p].nv - 1;
-        break;
-      }
-    for (int k = 0; k < b.nv; ++k) tree.dof_parent[b.vi + k] = k == 0 ? last : b.vi + k - 1;
-  }
+  builder.finish();
   return "";
 }
 

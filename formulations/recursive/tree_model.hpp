@@ -113,8 +113,8 @@ struct SpatialTree {
   std::vector<PinBody> pin_bodies;  // parallel to bodies when pins
 };
 
-// Builds the tree from the model's joint graph, each joint as it describes itself (tree_joint(),
-// elements/tree_joint.hpp), or returns why the model is not a tree this engine describes (a closed
+// Builds the tree from the model's joint graph, each joint as it describes itself
+// (Element::tree_joint, core/element.hpp), or returns why the model is not a tree this engine describes (a closed
 // loop is named by the joint that closes it).
 std::string build_spatial_tree(const Model& model, SpatialTree& tree);
 

@@ -1,21 +1,8 @@
 #include "core/contact.hpp"
 
-#include <map>
 #include <stdexcept>
 
 namespace mbs {
-
-namespace {
-std::map<std::string, ContactGapForm>& gap_forms() {
-  static std::map<std::string, ContactGapForm> forms;  // filled by the kinds' static initializers
-  return forms;
-}
-}  // namespace
-
-bool register_contact_gap(const std::string& kind, ContactGapForm form) {
-  gap_forms()[kind] = form;
-  return true;
-}
 
 std::vector<const Element*> contacts(const Model& model) {
   std::vector<const Element*> out;
@@ -27,10 +14,9 @@ std::vector<const Element*> contacts(const Model& model) {
 std::vector<ContactGap> contact_gaps(const Model& model) {
   std::vector<ContactGap> out;
   for (const Element* c : contacts(model)) {
-    const auto it = gap_forms().find(c->kind());
-    if (it == gap_forms().end())
-      throw std::logic_error(std::string("contact kind '") + c->kind() + "' registered no gap form (core/contact.hpp)");
-    out.push_back(it->second(*c, model));
+    std::optional<ContactGap> g = c->contact_gap(model);
+    if (!g) throw std::logic_error(std::string("contact kind '") + c->kind() + "' gives no gap form (Element::contact_gap)");
+    out.push_back(std::move(*g));
   }
   return out;
 }

@@ -2,22 +2,25 @@
 //
 // An element kind is one unit under harness/elements/: its YAML reading and validation, and what it
 // adds to the equations in natural coordinates: constraint rows (joints), applied forces with their
-// Jacobians and potential (force elements), or contact data (contacts). It registers itself by name
-// (MBS_REGISTER_ELEMENT_KIND, problem/element_kinds.hpp); the harness never names a kind.
+// Jacobians and potential (force elements), or contact data (contacts), and what the formulations
+// that do not work in natural coordinates read of it: a joint's description as a tree joint, a
+// contact's gap form. It registers itself by name once (MBS_REGISTER_ELEMENT_KIND,
+// problem/element_kinds.hpp), for its YAML; the harness and the formulations never name a kind.
 //
-// Formulations declare which roles (and, where they must understand the kind itself, which kinds)
-// they accept (Formulation::accepts): a kind of a role a formulation has not declared is
-// `unsupported` there, with a generated reason.
+// Formulations declare which roles they accept, and which tree joints (Formulation::accepts): an
+// element of a role a formulation has not declared is `unsupported` there, with a generated reason.
 #pragma once
 
 #include <Eigen/Dense>
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace mbs {
 
 struct Model;
+struct Anchor;  // core/model.hpp
 
 // What an element contributes to the equations. Statuses of support are decided per role.
 enum class ElementRole {
@@ -72,6 +75,42 @@ struct ConstraintRow {
   double scale = 1.0;  // m: the length the initial-state tolerance is relative to
 };
 
+// A joint as the joint-coordinate formulations' tree builders read it (recursive's
+// build_spatial_tree, minimal's rod tree and hinge): which two anchors it joins and what it leaves
+// free between them.
+enum class TreeJointType {
+  kNone,       // no tree-joint description (not a joint, or a kind that gives none)
+  kRevolute,   // one rotation about `axis` (planar: about the plane's normal, `axis` empty)
+  kPrismatic,  // one translation along `axis`, rotation locked
+  kSpherical,  // every rotation about the common point (planar: a pin)
+  kFixed,      // nothing: a weld
+  kRod,        // the distance `length` between two points kept (spherical ends; planar: pins)
+};
+const char* to_string(TreeJointType type);
+
+struct TreeJoint {
+  TreeJointType type = TreeJointType::kNone;
+  const Anchor* a = nullptr;  // the two ends (the element's own anchors); a ground end is `a`
+  const Anchor* b = nullptr;
+  Eigen::VectorXd axis;       // revolute (spatial), prismatic: unit, local frame at the initial configuration
+  double length = 0.0;        // rod (m)
+};
+
+// A contact as the harness scores it and the contact formulations integrate it: the gap
+// g = n . (r - p0) (m, >= 0 when admissible) and the normal velocity n . r' (m/s, < 0 when
+// approaching) of a point whose coordinates are q[offset, offset + dim), against a fixed plane
+// through p0 with unit normal n; Newton's restitution e at an impact. Built once per run: loops
+// evaluate it inline, with no virtual call a step.
+struct ContactGap {
+  int offset = 0;
+  Eigen::VectorXd point, normal;  // p0, n (dim)
+  double restitution = 0.0;       // e, 0..1
+  template <typename Vec>
+  double gap(const Vec& q) const { return normal.dot(q.segment(offset, normal.size()) - point); }
+  template <typename Vec>
+  double normal_velocity(const Vec& v) const { return normal.dot(v.segment(offset, normal.size())); }
+};
+
 class Element {
  public:
   virtual ~Element() = default;
@@ -102,6 +141,12 @@ class Element {
   // Non-zero when the potential is defined only up to multiples of this (J): a constant torque's
   // -tau theta with theta = atan2(..); scoring unwraps it between steps.
   virtual double potential_period() const { return 0.0; }
+
+  // Joints: the joint as a tree joint (type kNone: the kind gives no such description, and the
+  // joint-coordinate formulations report it unsupported).
+  virtual TreeJoint tree_joint() const { return {}; }
+  // Contacts: the gap form (empty: the kind gives none; core/contact.hpp's contact_gaps throws).
+  virtual std::optional<ContactGap> contact_gap(const Model& /*model*/) const { return std::nullopt; }
 };
 
 }  // namespace mbs

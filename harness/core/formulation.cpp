@@ -67,9 +67,20 @@ void FixedStepSimulator::do_step(double t_end) {
   t_ = i_ == n_ ? t_end : i_ * h_;
 }
 
+namespace {
+// "rod and spherical", "revolute, prismatic and fixed".
+std::string tree_joint_list(const std::vector<TreeJointType>& types) {
+  std::string out;
+  for (size_t i = 0; i < types.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == types.size() ? " and " : ", ") + std::string(to_string(types[i]));
+  return out;
+}
+}  // namespace
+
 bool Accepts::accepts(const Element& e) const {
-  return std::find(roles.begin(), roles.end(), e.role()) != roles.end() ||
-         std::find(kinds.begin(), kinds.end(), std::string(e.kind())) != kinds.end();
+  if (std::find(roles.begin(), roles.end(), e.role()) != roles.end()) return true;
+  return e.role() == ElementRole::kJoint &&
+         std::find(tree_joints.begin(), tree_joints.end(), e.tree_joint().type) != tree_joints.end();
 }
 
 std::string Formulation::unsupported_reason(const Model& model) const {
@@ -78,7 +89,9 @@ std::string Formulation::unsupported_reason(const Model& model) const {
   for (const auto& e : model.elements)
     if (!a.accepts(*e))
       return fmt::format("{} '{}': {} does not support {}s{}", e->kind(), e->name, name(), to_string(e->role()),
-                         a.roles.empty() ? fmt::format(" of this kind (it takes {})", fmt::join(a.kinds, ", ")) : "");
+                         e->role() == ElementRole::kJoint && !a.tree_joints.empty()
+                             ? fmt::format(" of this kind (it takes {} joints)", tree_joint_list(a.tree_joints))
+                             : "");
   return structure_unsupported_reason(model);
 }
 

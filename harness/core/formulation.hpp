@@ -139,14 +139,15 @@ class FixedStepSimulator : public Simulator {
   long i_ = 0, n_ = 1;  // steps taken in this run; steps in the run
 };
 
-// What a formulation accepts, declared once. A natural-coordinate formulation takes every element
-// of a role it implements through NaturalCoordinates (any joint by its constraint rows, any force
-// element by Q(q, v) and its Jacobians); a formulation that must understand a kind itself (joint
-// coordinates) lists the kinds instead. Anything else is unsupported, with a generated reason, so a
-// new kind is never silently ignored.
+// What a formulation accepts, declared once, by what the elements provide (core/element.hpp), never
+// by kind. A natural-coordinate formulation takes every element of a role it implements through
+// NaturalCoordinates (any joint by its constraint rows, any force element by Q(q, v) and its
+// Jacobians, any contact by its gap form); a joint-coordinate formulation takes the joints whose
+// tree-joint description (Element::tree_joint) it implements. Anything else is unsupported, with a
+// generated reason, so a new kind is never silently ignored.
 struct Accepts {
-  std::vector<ElementRole> roles;  // every kind of these roles
-  std::vector<std::string> kinds;  // and these kinds by name (element kinds' registered names)
+  std::vector<ElementRole> roles;          // every element of these roles
+  std::vector<TreeJointType> tree_joints;  // and the joints that describe themselves as one of these
   bool accepts(const Element& e) const;
 };
 

@@ -14,6 +14,18 @@ const char* to_string(ElementRole role) {
   return "?";
 }
 
+const char* to_string(TreeJointType type) {
+  switch (type) {
+    case TreeJointType::kNone: return "none";
+    case TreeJointType::kRevolute: return "revolute";
+    case TreeJointType::kPrismatic: return "prismatic";
+    case TreeJointType::kSpherical: return "spherical";
+    case TreeJointType::kFixed: return "fixed";
+    case TreeJointType::kRod: return "rod";
+  }
+  return "?";
+}
+
 void Combo::add(int offset, double weight) {
   if (n == static_cast<int>(off.size())) throw std::logic_error("a constraint combination has more than 8 coordinate blocks");
   off[n] = offset, w[n] = weight, ++n;

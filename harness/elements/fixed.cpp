@@ -1,7 +1,6 @@
 #include "elements/fixed.hpp"
 
 #include "elements/joint_rows.hpp"
-#include "elements/tree_joint.hpp"
 #include "problem/element_kinds.hpp"
 
 namespace mbs {
@@ -31,7 +30,5 @@ std::shared_ptr<Element> read_fixed(const ReadContext& ctx, const YAML::Node& j,
 
 MBS_REGISTER_ELEMENT_KIND(fixed, {"fixed", ElementRole::kJoint,
                                   "weld of two rigid bodies (or a body to the ground); 3 rows planar, 6 spatial", read_fixed});
-
-MBS_REGISTER_TREE_JOINT(fixed, FixedJoint) { return {TreeJointType::kFixed, &j.a, &j.b, {}, 0.0}; }
 
 }  // namespace mbs

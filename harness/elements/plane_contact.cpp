@@ -1,6 +1,5 @@
 #include "elements/plane_contact.hpp"
 
-#include "core/contact.hpp"
 #include "problem/element_kinds.hpp"
 
 namespace mbs {
@@ -32,13 +31,6 @@ std::shared_ptr<Element> read_point_plane(const ReadContext& ctx, const YAML::No
     rd.fail(pn, fmt::format("point {} starts {:.6g} m inside the plane of contact {}", point, -g0, name));
   return pc;
 }
-
-// What the harness scores (core/contact.hpp): the point's coordinate block against the plane.
-ContactGap plane_gap(const Element& contact, const Model& model) {
-  const auto& pc = static_cast<const PlaneContact&>(contact);
-  return ContactGap{model.dim * pc.point, pc.plane_point, pc.normal};
-}
-[[maybe_unused]] const bool kGapRegistered = register_contact_gap("point_plane", plane_gap);
 
 }  // namespace
 

@@ -24,6 +24,10 @@ struct PlaneContact final : Element {
   }
   const char* kind() const override { return "point_plane"; }
   ElementRole role() const override { return ElementRole::kContact; }
+  // The point's coordinate block against the plane.
+  std::optional<ContactGap> contact_gap(const Model& model) const override {
+    return ContactGap{model.dim * point, plane_point, normal, restitution};
+  }
 
   // Gap (m, >= 0 when admissible) and normal velocity (m/s, < 0 when approaching).
   template <typename Vec>

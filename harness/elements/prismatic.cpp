@@ -1,7 +1,6 @@
 #include "elements/prismatic.hpp"
 
 #include "elements/joint_rows.hpp"
-#include "elements/tree_joint.hpp"
 #include "problem/element_kinds.hpp"
 
 namespace mbs {
@@ -39,7 +38,5 @@ std::shared_ptr<Element> read_prismatic(const ReadContext& ctx, const YAML::Node
 MBS_REGISTER_ELEMENT_KIND(prismatic, {"prismatic", ElementRole::kJoint,
                                       "slider along an axis, relative rotation locked; 2 rows planar, 5 spatial",
                                       read_prismatic});
-
-MBS_REGISTER_TREE_JOINT(prismatic, PrismaticJoint) { return {TreeJointType::kPrismatic, &j.a, &j.b, j.axis, 0.0}; }
 
 }  // namespace mbs

@@ -1,7 +1,6 @@
 #include "elements/revolute.hpp"
 
 #include "elements/joint_rows.hpp"
-#include "elements/tree_joint.hpp"
 #include "problem/element_kinds.hpp"
 
 namespace mbs {
@@ -44,7 +43,5 @@ std::shared_ptr<Element> read_revolute(const ReadContext& ctx, const YAML::Node&
 MBS_REGISTER_ELEMENT_KIND(revolute, {"revolute", ElementRole::kJoint,
                                      "hinge: a point of each body coincides and (spatial) an axis stays common; 2 rows planar, 5 spatial",
                                      read_revolute});
-
-MBS_REGISTER_TREE_JOINT(revolute, RevoluteJoint) { return {TreeJointType::kRevolute, &j.a, &j.b, j.axis, 0.0}; }
 
 }  // namespace mbs

@@ -15,6 +15,7 @@ struct RevoluteJoint final : Element {
   ElementRole role() const override { return ElementRole::kJoint; }
   int row_count(int dim) const override { return dim == 2 ? 2 : 5; }
   void add_rows(const Model& model, std::vector<ConstraintRow>& rows) const override;
+  TreeJoint tree_joint() const override { return {TreeJointType::kRevolute, &a, &b, axis, 0.0}; }
 };
 
 }  // namespace mbs

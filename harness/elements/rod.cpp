@@ -1,6 +1,5 @@
 #include "elements/rod.hpp"
 
-#include "elements/tree_joint.hpp"
 #include "problem/element_kinds.hpp"
 
 namespace mbs {
@@ -38,7 +37,5 @@ std::shared_ptr<Element> read_rod(const ReadContext& ctx, const YAML::Node& j, c
 MBS_REGISTER_ELEMENT_KIND(rod, {"rod", ElementRole::kJoint,
                                 "massless rigid rod between two points (pins in a plane, spherical ends in space); 1 row",
                                 read_rod});
-
-MBS_REGISTER_TREE_JOINT(rod, Rod) { return {TreeJointType::kRod, &j.a, &j.b, {}, j.length}; }
 
 }  // namespace mbs

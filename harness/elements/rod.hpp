@@ -24,6 +24,7 @@ struct Rod final : Element {
   ElementRole role() const override { return ElementRole::kJoint; }
   int row_count(int /*dim*/) const override { return 1; }
   void add_rows(const Model& model, std::vector<ConstraintRow>& rows) const override;
+  TreeJoint tree_joint() const override { return {TreeJointType::kRod, &a, &b, {}, length}; }
 };
 
 }  // namespace mbs

@@ -1,7 +1,6 @@
 #include "elements/spherical.hpp"
 
 #include "elements/joint_rows.hpp"
-#include "elements/tree_joint.hpp"
 #include "problem/element_kinds.hpp"
 
 namespace mbs {
@@ -26,7 +25,5 @@ std::shared_ptr<Element> read_spherical(const ReadContext& ctx, const YAML::Node
 MBS_REGISTER_ELEMENT_KIND(spherical, {"spherical", ElementRole::kJoint,
                                       "ball-and-socket joint: two anchors coincide (a pin in a plane); dim rows",
                                       read_spherical});
-
-MBS_REGISTER_TREE_JOINT(spherical, SphericalJoint) { return {TreeJointType::kSpherical, &j.a, &j.b, {}, 0.0}; }
 
 }  // namespace mbs

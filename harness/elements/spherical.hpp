@@ -13,6 +13,7 @@ struct SphericalJoint final : Element {
   ElementRole role() const override { return ElementRole::kJoint; }
   int row_count(int dim) const override { return dim; }
   void add_rows(const Model& model, std::vector<ConstraintRow>& rows) const override;
+  TreeJoint tree_joint() const override { return {TreeJointType::kSpherical, &a, &b, {}, 0.0}; }
 };
 
 }  // namespace mbs
