@@ -8,6 +8,8 @@
 #include "common/linear_modes.hpp"
 #include "core/formulation.hpp"
 #include "problem/problem.hpp"
+#include "run/reference_setup.hpp"
+#include "run/scoring.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/cases.hpp"
 
@@ -42,6 +44,27 @@ TEST_P(LoopAllocations, RunAllocatesNothingAfterSetup) {
   const long n = testing::allocations_during([&] { sim->run(t_end, nullptr); });
   RecordProperty("allocations", std::to_string(n));
   EXPECT_EQ(n, 0) << formulation->name() << "/" << info.name << " allocated " << n << " times in run()";
+}
+
+// Recording a time history allocates nothing in the loop either: the observer sizes its buffers when
+// made. Published checks are left out: their observer may allocate (scoring runs only).
+TEST(Allocations, RecordingAHistoryAllocatesNothing) {
+  MBS_SKIP_WITHOUT_ALLOCATION_COUNTING();
+  const std::pair<const char*, const char*> cases[] = {
+      {"planar_pendulum", "minimal"}, {"pendulum_large_amplitude_spatial", "projection"}, {"double_pendulum_wall", "minimal"}};
+  for (const auto& [name, formulation] : cases) {
+    Problem p = load_problem(std::string(MBS_SOURCE_DIR "/problems/") + name + ".yaml");
+    p.checks.clear();
+    attach_reference(p, ReferenceOptions{});  // with a reference trajectory, its sampler too
+    ScoringObserver observer(p, true);
+    auto sim = Registry::instance().find(formulation)->create(p.model, "dopri5", 1e-6);
+    observer.reset();  // as score_run does before every run
+    sim->run(p.run.end_time, &observer);  // warm-up: the simulator's and the impacts' first sizes
+    observer.reset();
+    const long n = testing::allocations_during([&] { sim->run(p.run.end_time, &observer); });
+    EXPECT_EQ(n, 0) << name << ": " << formulation << "/dopri5 allocated " << n << " times while recording";
+    EXPECT_EQ(observer.history().rows(), static_cast<size_t>(std::ceil(p.run.end_time / p.run.output_interval - 1e-9)) + 1) << name;
+  }
 }
 
 // A linearization allocates nothing after its first call (which sizes the workspace) on the 3D

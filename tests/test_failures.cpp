@@ -207,7 +207,8 @@ TEST(Failures, ResultsAreWrittenWholeOrNotAtAll) {
   CaseResult bad;
   bad.formulation = "no/such/dir";  // its history file cannot be created: the write fails midway
   bad.integrator = "x";
-  bad.history.push_back({0, 0, 0, 0, 0, 0});
+  bad.history.columns = static_cast<int>(history_fields(pendulum()).size());
+  bad.history.values.assign(static_cast<size_t>(bad.history.columns), 0.0);
   report.rows.push_back(bad);
   EXPECT_THROW(write_results(report, root.string()), std::runtime_error);
   std::ifstream in(root / "planar_pendulum" / "summary.json");

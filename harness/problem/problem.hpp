@@ -120,15 +120,14 @@ struct Problem {
   std::optional<MomentumAxis> momentum_axis;
   // score.report: metrics shown as extra table columns beside the rule's (every metric is in the JSON).
   std::vector<Metric> reported_metrics;
-  // The point whose first two coordinates the time histories record (run.history_point: a point
-  // mass, a rigid body's centroid, or BODY.POINT), as a combination of natural coordinates.
+  // The point whose coordinates the time histories record (run.history_point: a point mass, a rigid
+  // body's centroid, or BODY.POINT), as a combination of natural coordinates.
   Combo history_point;
   std::string history_name;
-  // run.also_history_points: further points whose x, y are appended to every history row.
+  // run.also_history_points: further points whose coordinates are appended to every history row.
   std::vector<std::pair<std::string, Combo>> extra_history_points;
   // Problems with contacts also record the total energy (J, from score.energy_datum) in histories.
   bool history_total_energy() const { return model.has_role(ElementRole::kContact); }
-  int history_extra_columns() const { return (history_total_energy() ? 1 : 0) + 2 * static_cast<int>(extra_history_points.size()); }
 };
 
 struct LoadOptions {

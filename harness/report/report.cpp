@@ -348,6 +348,7 @@ void write_results(const BenchReport& report, const std::string& results_root) {
     folders.push_back(std::filesystem::path(ref->file).parent_path().string());
     files.emplace_back(ref->file, p.reference->stored_text(p, *ref));
   }
+  if (p.reference_trajectory) files.emplace_back("histories/reference.txt", reference_text(p));
   for (const CaseResult& r : report.rows)
     if (!r.history.empty()) files.emplace_back("histories/" + history_file_name(r), history_text(report, r));
   const size_t before_solutions = files.size();

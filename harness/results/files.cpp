@@ -1,5 +1,6 @@
 #include "results/files.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -9,6 +10,8 @@
 #include <fstream>
 #include <stdexcept>
 #include <unistd.h>
+
+#include "problem/reference_kinds.hpp"
 
 namespace mbs {
 namespace fs = std::filesystem;
@@ -80,26 +83,64 @@ std::string history_file_name(const CaseResult& row) {
   return row.formulation + "__" + row.integrator + (row.run_kind == RunKind::kTuned ? "" : "__" + to_string(row.run_kind)) + ".txt";
 }
 
+namespace {
+// "# fields: ..." and "# units: ...", the lines a reader parses.
+std::string field_lines(const std::vector<std::string>& fields, const std::vector<std::string>& units) {
+  return fmt::format("# fields: {}\n# units: {}\n", fmt::join(fields, " "), fmt::join(units, " "));
+}
+
+std::string frame_line(const Problem& p) {
+  return p.model.dim == 2 ? "# coordinates: in-plane, along plane.e1 (.x) and plane.e2 (.y)\n"
+                          : "# coordinates: world x, y, z\n";
+}
+}  // namespace
+
 std::string history_text(const BenchReport& report, const CaseResult& row) {
   const Problem& p = *report.problem;
-  std::string out = fmt::format(
-      "# {} {} {}\n# columns: t (s), x (m), y (m) of {}, E(t)-E(0) (J), |Phi| (m), |Phi_q v| (m/s)\n"
-      "# x, y: in-plane coordinates along plane.e1, plane.e2 (planar problems), world x, y (spatial ones)\n"
-      "# rows: the first step at or after each multiple of {:g} s, and the last step (no interpolation)\n",
-      p.name, row.row_name(), row.setting ? fmt::format("{} {:.6g}", setting_kind_name(row.setting_kind), *row.setting) : "",
-      p.history_name, p.run.output_interval);
-  const int n_extra = p.history_extra_columns();
-  if (n_extra > 0) {
-    out += "# further columns:";
-    if (p.history_total_energy()) out += fmt::format(" E(t) (J, total, potential energy from the datum {:g} J)", p.energy_datum);
-    for (const auto& point : p.extra_history_points) out += fmt::format(" x (m), y (m) of {}", point.first);
+  const std::vector<std::string> fields = history_fields(p);
+  if (!row.history.empty() && row.history.columns != static_cast<int>(fields.size()))
+    throw std::runtime_error(fmt::format("{}: its history has {} columns, the problem's histories {}", row.row_name(),
+                                         row.history.columns, fields.size()));
+  std::string out = fmt::format("# {} {} {}\n", p.name, row.row_name(),
+                                row.setting ? fmt::format("{} {:.6g}", setting_kind_name(row.setting_kind), *row.setting) : "");
+  out += field_lines(fields, history_units(p));
+  out += frame_line(p);
+  out += fmt::format(
+      "# rows: t_k = k * {:g} s and t_end = {:g} s, as far as the run got, read between the two reported states\n"
+      "#   around t_k: the points by cubic Hermite interpolation (as the reference error reads them), the rest linearly\n"
+      "# dE = E(t)-E(0), Phi = |Phi|, Phi_qv = |Phi_q v|{}\n",
+      p.run.output_interval, p.run.end_time,
+      p.history_total_energy() ? fmt::format(", E = total energy (potential from the datum {:g} J)", p.energy_datum) : "");
+  // Coordinates and total energy with 13 digits (a drift of 1e-6 J shows on an energy of 1e4 J);
+  // dE, Phi, Phi_qv are themselves deviations: 7.
+  const size_t point_columns = fields.size() - (p.history_total_energy() ? 5 : 4);  // after t, before dE
+  for (size_t i = 0; i < row.history.rows(); ++i) {
+    const double* h = row.history.row(i);
+    out += fmt::format("{:.12g}", h[0]);
+    for (size_t c = 1; c < fields.size(); ++c) {
+      const bool full = c <= point_columns || (p.history_total_energy() && c + 1 == fields.size());
+      out += full ? fmt::format(" {: .12e}", h[c]) : fmt::format(" {: .6e}", h[c]);
+    }
     out += "\n";
   }
-  const bool whole = row.history_extra.size() == row.history.size() * static_cast<size_t>(n_extra);
-  for (size_t i = 0; i < row.history.size(); ++i) {
-    const HistoryRow& h = row.history[i];
-    out += fmt::format("{:.9f} {: .12e} {: .12e} {: .6e} {:.6e} {:.6e}", h[0], h[1], h[2], h[3], h[4], h[5]);
-    for (int k = 0; whole && k < n_extra; ++k) out += fmt::format(" {: .12e}", row.history_extra[i * n_extra + k]);
+  return out;
+}
+
+std::string reference_text(const Problem& p) {
+  const ReferenceTrajectory& ref = *p.reference_trajectory;
+  const bool exact = p.reference && p.reference->exact();
+  std::vector<std::string> fields{"t"}, units{"s"};
+  for (const auto& [name, combo] : p.measured_points)
+    for (int i = 0; i < ref.dim; ++i) fields.push_back(name + "." + "xyz"[i]), units.push_back("m");
+  std::string out = fmt::format("# {} reference\n# reference: {}  {}: {}\n", p.name, exact ? "exact" : "converged", ref.kind,
+                                ref.provenance);
+  out += field_lines(fields, units);
+  out += frame_line(p);
+  out += fmt::format("# rows: t_k = k * {:g} s and t_end = {:g} s; uncertainty {:.3g} m{}\n", ref.dt, ref.t_end,
+                     ref.uncertainty, exact ? " (round-off)" : " (largest disagreement between its cases)");
+  for (Eigen::Index k = 0; k < ref.x.rows(); ++k) {
+    out += fmt::format("{:.12g}", std::min(static_cast<double>(k) * ref.dt, ref.t_end));
+    for (Eigen::Index c = 0; c < ref.x.cols(); ++c) out += fmt::format(" {: .16e}", ref.x(k, c));
     out += "\n";
   }
   return out;

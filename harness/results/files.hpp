@@ -24,8 +24,14 @@ using ResultFile = std::pair<std::string, std::string>;
 void write_folder(const std::string& dir, const std::vector<std::string>& folders, const std::vector<ResultFile>& files,
                   const std::vector<std::string>& keep = {});
 
-// The spec's six columns: t, x, y, E - E0, |Phi|, |Phi_q v|, then the problem's further columns.
+// A row's history (histories/<formulation>__<integrator>[__<run>].txt): the first line names the
+// problem, row and setting; "# fields:" the columns (history_fields), "# units:" theirs; then one
+// line per output time. Throws std::runtime_error when the row's history has other columns.
 std::string history_text(const BenchReport& report, const CaseResult& row);
+// histories/reference.txt of a problem with a reference trajectory: "# reference: exact|converged
+// <kind>: <provenance>", "# fields: t <P>.x <P>.y [<P>.z] ..." of the measured points, one line per
+// output time.
+std::string reference_text(const Problem& problem);
 // File name of a row's history: "<formulation>__<integrator>.txt".
 std::string history_file_name(const CaseResult& row);
 

@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kPartialVersion = 2;  // 2: a control case's expected_failure and control_outcome
+constexpr int kPartialVersion = 2;  // 2: control fields; histories on the output grid
 
 std::string d(double x) { return fmt::format("{:.17g}", x); }
 
@@ -117,9 +117,8 @@ void emit_row(YAML::Emitter& e, const CaseResult& r) {
   e << YAML::Key << "micro_impacts" << YAML::Value << std::to_string(s.micro_impacts);
   e << YAML::EndMap;
   e << YAML::Key << "history" << YAML::Value << YAML::BeginSeq;
-  for (const HistoryRow& h : r.history) e << doubles(h.data(), h.size());
+  for (size_t i = 0; i < r.history.rows(); ++i) e << doubles(r.history.row(i), static_cast<size_t>(r.history.columns));
   e << YAML::EndSeq;
-  e << YAML::Key << "history_extra" << YAML::Value << doubles(r.history_extra.data(), r.history_extra.size());
   if (r.linearization) {
     const Linearization& l = *r.linearization;
     e << YAML::Key << "linearization" << YAML::Value << YAML::BeginMap;
@@ -217,12 +216,11 @@ CaseResult read_row(const PartialReader& rd, const YAML::Node& n) {
     std::vector<double> v;
     std::stringstream ss(h.as<std::string>());
     for (std::string w; ss >> w;) v.push_back(rd.num(w, "history"));
-    if (v.size() != 6) rd.fail("a history row needs 6 numbers");
-    HistoryRow row;
-    std::copy(v.begin(), v.end(), row.begin());
-    r.history.push_back(row);
+    if (r.history.empty()) r.history.columns = static_cast<int>(v.size());
+    if (v.empty()) rd.fail("a history row is empty");
+    if (v.size() != static_cast<size_t>(r.history.columns)) rd.fail("history rows differ in length");
+    r.history.values.insert(r.history.values.end(), v.begin(), v.end());
   }
-  r.history_extra = rd.list(n, "history_extra");
   if (const YAML::Node ln = n["linearization"]) {
     Linearization l;
     l.coordinates = rd.str(ln, "coordinates");

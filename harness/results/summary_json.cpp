@@ -4,12 +4,14 @@
 
 #include <cerrno>
 #include <cmath>
+#include <complex>
 #include <cstring>
 #include <fstream>
 #include <fmt/format.h>
 #include <limits>
 #include <stdexcept>
 
+#include "problem/reference_kinds.hpp"
 #include "results/files.hpp"
 #include "results/json_writer.hpp"
 
@@ -36,6 +38,12 @@ std::string to_json(const BenchReport& report) {
     j.field("provenance", ref->provenance).field("measured_points", measured_names(p)).field("output_interval_s", ref->dt);
     if (!ref->file.empty()) j.field("file", ref->file).field("problem_hash", problem_key(p));
     j.end_object();
+  }
+  // Analysis problems: the exact spectrum the eigenvalue error is measured against, [re, im] (1/s).
+  if (const auto exact = p.analysis && p.reference ? p.reference->eigenvalues(p) : std::vector<std::complex<double>>{}; !exact.empty()) {
+    j.key("reference_eigenvalues").begin_array();
+    for (const std::complex<double>& s : exact) j.begin_array().value(s.real()).value(s.imag()).end_array();
+    j.end_array();
   }
   j.field("created", report.created).field("build", report.build);
   if (!report.sweep.empty()) j.field("sweep", report.sweep);

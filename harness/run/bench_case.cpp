@@ -139,7 +139,6 @@ CaseResult run_case(const Problem& problem, const Formulation& formulation, cons
   row.score = score_run(problem, *sim, observer);
   if (timed_out(row, "verifying")) return row;
   row.history = observer.history();
-  row.history_extra = observer.history_extra();
   if (!row.score.completed) {
     row.status = CaseStatus::kError;
     row.message = row.score.error;

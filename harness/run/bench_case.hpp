@@ -41,8 +41,7 @@ struct CaseResult {
   double normalized_time = std::numeric_limits<double>::quiet_NaN();    // cpu median / kernel median
   double relative_to_fastest = std::numeric_limits<double>::quiet_NaN();  // among passing rows
   std::string message;
-  std::vector<HistoryRow> history;
-  std::vector<double> history_extra;  // Problem::history_extra_columns() per history row
+  History history;           // of the verification run, on the output grid
   int trials = 0;            // settings the tuner ran
   std::optional<Linearization> linearization;  // analysis problems: the formulation's linearization
   // A control case's row (mark_control): why it is expected to fail, empty for other cases; and,

@@ -2,6 +2,8 @@
 // Hermite interpolation between consecutive states, from each point's position and velocity. Every
 // formulation's trajectory is read the same way whatever its steps, and the interpolation error is
 // O(h^4) in the step, below the error of any method of order <= 3 at that step.
+// Further scalar values of a state that have no rate in it (energy, |Phi|) may ride along: the same
+// formula with the secant between the two states as their rate, which is linear interpolation.
 #pragma once
 
 #include <Eigen/Dense>
@@ -16,12 +18,13 @@ namespace mbs {
 class PointSampler {
  public:
   // Sizes everything once; on_step never allocates.
-  PointSampler(std::vector<Combo> points, int dim, double dt, double t_end)
-      : points_(std::move(points)), dim_(dim), dt_(dt), t_end_(t_end),
+  PointSampler(std::vector<Combo> points, int dim, double dt, double t_end, int scalars = 0)
+      : points_(std::move(points)), dim_(dim), scalars_(scalars), dt_(dt), t_end_(t_end),
         samples_(static_cast<int>(std::ceil(t_end / dt - 1e-9)) + 1),
-        p0_(width()), pd0_(width()), p1_(width()), pd1_(width()), x_(width()) {}
+        p0_(size()), pd0_(Eigen::VectorXd::Zero(size())), p1_(size()), pd1_(Eigen::VectorXd::Zero(size())), x_(size()) {}
 
-  int width() const { return dim_ * static_cast<int>(points_.size()); }
+  int width() const { return dim_ * static_cast<int>(points_.size()); }  // the points' coordinates
+  int size() const { return width() + scalars_; }                        // values per sample
   int samples() const { return samples_; }
   double time(int k) const { return std::min(k * dt_, t_end_); }
   int next() const { return next_; }  // the first sample not yet taken
@@ -31,12 +34,22 @@ class PointSampler {
   // sample time up to t. The last sample is taken from a state within round-off of t_end.
   template <class Sink>
   void on_step(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v, Sink&& sink) {
+    on_step(t, q, v, Eigen::VectorXd(), sink);
+  }
+  // The same with the state's scalar values (as many as the constructor's `scalars`): x holds the
+  // points' coordinates, then those values.
+  template <class Sink>
+  void on_step(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::Ref<const Eigen::VectorXd>& values,
+               Sink&& sink) {
     evaluate(q, v, p1_, pd1_);
+    p1_.tail(scalars_) = values;
     const double slack = 1e-12 * std::max(1.0, t_end_);
     if (!have_) {  // the initial state is sample 0 (and any sample before it: none)
       while (next_ < samples_ && time(next_) <= t + slack) sink(next_++, p1_);
     } else {
       const double h = t - t0_;
+      if (h > 0.0) pd0_.tail(scalars_) = pd1_.tail(scalars_) = (p1_.tail(scalars_) - p0_.tail(scalars_)) / h;
+      else pd0_.tail(scalars_).setZero(), pd1_.tail(scalars_).setZero();
       while (next_ < samples_ && time(next_) <= t + slack) {
         const double s = h > 0.0 ? std::clamp((time(next_) - t0_) / h, 0.0, 1.0) : 1.0;
         const double s2 = s * s, s3 = s2 * s;
@@ -60,7 +73,7 @@ class PointSampler {
   }
 
   std::vector<Combo> points_;
-  int dim_;
+  int dim_, scalars_;
   double dt_, t_end_;
   int samples_;
   int next_ = 0;

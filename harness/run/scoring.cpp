@@ -42,9 +42,34 @@ bool passes(const Problem& problem, const Score& score) {
   return true;
 }
 
+namespace {
+// The points a history records: the history point, then run.also_history_points.
+std::vector<std::pair<std::string, Combo>> history_points(const Problem& problem) {
+  std::vector<std::pair<std::string, Combo>> points{{problem.history_name, problem.history_point}};
+  points.insert(points.end(), problem.extra_history_points.begin(), problem.extra_history_points.end());
+  return points;
+}
+}  // namespace
+
+std::vector<std::string> history_fields(const Problem& problem) {
+  std::vector<std::string> out{"t"};
+  for (const auto& [name, combo] : history_points(problem))
+    for (int i = 0; i < problem.model.dim; ++i) out.push_back(name + "." + "xyz"[i]);
+  out.insert(out.end(), {"dE", "Phi", "Phi_qv"});
+  if (problem.history_total_energy()) out.push_back("E");
+  return out;
+}
+
+std::vector<std::string> history_units(const Problem& problem) {
+  std::vector<std::string> out{"s"};
+  out.insert(out.end(), history_points(problem).size() * static_cast<size_t>(problem.model.dim), "m");
+  out.insert(out.end(), {"J", "m", "m/s"});
+  if (problem.history_total_energy()) out.push_back("J");
+  return out;
+}
+
 ScoringObserver::ScoringObserver(const Problem& problem, bool record_history)
-    : problem_(problem), nat_(problem.model), record_(record_history), phi_(nat_.nc()), phi_v_(nat_.nc()),
-      q_last_(nat_.nq()) {
+    : problem_(problem), nat_(problem.model), phi_(nat_.nc()), phi_v_(nat_.nc()), q_last_(nat_.nq()) {
   if (problem.reference) reference_ = problem.reference->observer(problem);
   contacts_ = contact_gaps(problem.model);
   if (const auto& ref = problem.reference_trajectory) {
@@ -58,7 +83,15 @@ ScoringObserver::ScoringObserver(const Problem& problem, bool record_history)
     turn_.assign(problem.model.bodies.size(), 0.0);
     last_angle_.assign(problem.model.bodies.size(), 0.0);
   }
-  if (record_) history_.reserve(static_cast<size_t>(problem.run.end_time / problem.run.output_interval) + 16);
+  if (record_history) {
+    std::vector<Combo> points;
+    for (const auto& [name, combo] : history_points(problem)) points.push_back(combo);
+    const int scalars = problem.history_total_energy() ? 4 : 3;
+    history_sampler_.emplace(std::move(points), problem.model.dim, problem.run.output_interval, problem.run.end_time, scalars);
+    history_values_.setZero(scalars);
+    history_.columns = 1 + history_sampler_->size();
+    history_.values.reserve(static_cast<size_t>(history_sampler_->samples()) * static_cast<size_t>(history_.columns));
+  }
 }
 
 void ScoringObserver::reset() {
@@ -70,10 +103,9 @@ void ScoringObserver::reset() {
   impacts_.clear();
   micro_ = 0;
   vn_prev_.setZero(static_cast<Eigen::Index>(contacts_.size()));
-  history_.clear();
-  history_extra_.clear();
+  history_.values.clear();
+  if (history_sampler_) history_sampler_->reset();
   if (reference_) reference_->reset();
-  next_output_ = 0.0;
   if (sampler_) sampler_->reset();
   max_ref_err_ = 0.0;
   max_rise_ = max_dh_ = 0.0;
@@ -159,19 +191,13 @@ void ScoringObserver::on_step(double t, const Eigen::VectorXd& q, const Eigen::V
   }
   if (!problem_.checks.empty() && reference_)  // scoring runs only: this may allocate, the timed runs observe nothing
     reference_->observe(t, q, v, e);
-  if (record_ && (first_ || t >= next_output_ - 1e-12 * problem_.run.end_time ||
-                  t >= problem_.run.end_time * (1 - 1e-14))) {
-    // The point's first two coordinates in the model's frame: in-plane (along plane.e1, e2) for
-    // planar problems, world x, y for spatial ones.
-    const Combo::Small r = problem_.history_point.eval(q);
-    history_.push_back({t, r[0], r[1], drift, phi, phi_v});
-    if (problem_.history_total_energy()) history_extra_.push_back(e - problem_.energy_datum);
-    for (const auto& [name, point] : problem_.extra_history_points) {
-      const Combo::Small x = point.eval(q);
-      history_extra_.insert(history_extra_.end(), {x[0], x[1]});
-    }
-    const double dt = problem_.run.output_interval;
-    next_output_ = (std::floor(t / dt + 1e-9) + 1) * dt;
+  if (history_sampler_) {
+    history_values_.head<3>() << drift, phi, phi_v;
+    if (history_values_.size() > 3) history_values_[3] = e - problem_.energy_datum;
+    history_sampler_->on_step(t, q, v, history_values_, [&](int k, const Eigen::VectorXd& x) {
+      history_.values.push_back(history_sampler_->time(k));
+      history_.values.insert(history_.values.end(), x.data(), x.data() + x.size());
+    });
   }
   first_ = false;
 }

@@ -18,9 +18,22 @@
 
 namespace mbs {
 
-// One row of a time history, the spec's six columns:
-// t (s), x and y of the history point (m, world), E(t) - E(0) (J), |Phi| (m), |Phi_q v| (m/s).
-using HistoryRow = std::array<double, 6>;
+// A run's time history on the output grid t_k = min(k run.output_interval, run.end_time), up to the
+// last output time the run reached: row after row, one value per history_fields(problem).
+struct History {
+  int columns = 0;
+  std::vector<double> values;
+  size_t rows() const { return columns > 0 ? values.size() / static_cast<size_t>(columns) : 0; }
+  const double* row(size_t i) const { return values.data() + i * static_cast<size_t>(columns); }
+  bool empty() const { return values.empty(); }
+};
+
+// The columns of a history: "t", then each coordinate of the history point and of
+// run.also_history_points ("P.x", "P.y", and "P.z" for spatial problems), "dE" (E(t) - E(0)), "Phi"
+// (|Phi|), "Phi_qv" (|Phi_q v|), and "E" (total energy from score.energy_datum) with contacts.
+std::vector<std::string> history_fields(const Problem& problem);
+// Their units, in the same order ("s", "m", ..., "J", "m", "m/s"[, "J"]).
+std::vector<std::string> history_units(const Problem& problem);
 
 // A published check's value in one run, against its exact target.
 struct CheckValue {
@@ -81,7 +94,8 @@ struct Score {
 // True when the score satisfies the problem's rule (a failed run never does).
 bool passes(const Problem& problem, const Score& score);
 
-// Observer computing the score; optionally records a decimated time history.
+// Observer computing the score; optionally records the time history on the output grid, read by
+// the same interpolation as the reference error (PointSampler), into buffers sized once.
 class ScoringObserver final : public StepObserver {
  public:
   explicit ScoringObserver(const Problem& problem, bool record_history);
@@ -89,9 +103,7 @@ class ScoringObserver final : public StepObserver {
   void on_step(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) override;
   // Completes the score after the run (final position error against the reference).
   void finish(Score& score) const;
-  const std::vector<HistoryRow>& history() const { return history_; }
-  // Problem::history_extra_columns() more values per history row, row after row.
-  const std::vector<double>& history_extra() const { return history_extra_; }
+  const History& history() const { return history_; }
   const Eigen::VectorXd& final_q() const { return q_last_; }  // natural coordinates at the last step
 
  private:
@@ -113,13 +125,14 @@ class ScoringObserver final : public StepObserver {
   std::vector<double> turn_, last_angle_;
   // Total energy with periodic potentials unwrapped along the run.
   double energy(const Eigen::VectorXd& q, const Eigen::VectorXd& v);
-  bool record_;
-  double e0_ = 0.0, next_output_ = 0.0, t_last_ = 0.0;
+  double e0_ = 0.0, t_last_ = 0.0;
   bool first_ = true;
   double max_drift_ = 0.0, max_phi_ = 0.0, max_phi_v_ = 0.0;
   Eigen::VectorXd phi_, phi_v_, q_last_;
-  std::vector<HistoryRow> history_;
-  std::vector<double> history_extra_;
+  // The history's points and values (dE, Phi, Phi_qv[, E]) at the output times (record_history).
+  std::optional<PointSampler> history_sampler_;
+  Eigen::VectorXd history_values_;
+  History history_;
   // Contacts: previous normal velocities and the events found so far (scoring runs only).
   Eigen::VectorXd vn_prev_;
   double max_pen_ = 0.0, e_ref_ = 0.0, max_drift_impacts_ = 0.0;
