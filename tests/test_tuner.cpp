@@ -118,6 +118,45 @@ TEST(Tuner, AdaptiveToleranceBoundary) {
   EXPECT_GT(*r.chosen, 1e-4 / std::pow(10.0, 1.0 / 4));
 }
 
+// The slider-crank's lucky pass: partitioned/dopri5 tuned to tol 1.33e-6 (a refinement setting)
+// while the sweep's tighter 6.67e-7 failed. Scripted the same way: passes below 1.5e-6 but in a
+// narrow window around 6.67e-7 that no grid setting or midpoint hits. No setting whose half lies
+// below the window may be reported.
+TEST(Tuner, TheSweepsNextTighterSettingMustPassToo) {
+  auto fails = [](double tol) { return tol >= 1.5e-6 || (tol > 6.5e-7 && tol < 6.9e-7); };
+  const Scripted f(SettingKind::kTolerance, [&](double tol) { return fails(tol) ? 1.0 : 1e-4; });
+  const Problem p = free_mass_problem();
+  const TuneResult r = tune(p, f, f.info());
+  ASSERT_TRUE(r.chosen);
+  // Below the failing window (a failure between s/2 and s rules s out), and every setting tried
+  // between the chosen one and its half passed, the half included.
+  EXPECT_LT(*r.chosen, 6.5e-7);
+  EXPECT_GT(*r.chosen, 6.5e-7 / std::pow(10.0, 0.25));  // within a grid step of it
+  bool half_tried = false;
+  for (const Trial& t : r.trials) {
+    if (t.setting <= *r.chosen * (1 + 1e-12) && t.setting >= *r.chosen / 2 * (1 - 1e-12)) EXPECT_TRUE(t.pass) << t.setting;
+    half_tried = half_tried || std::abs(t.setting / (*r.chosen / 2) - 1) < 1e-12;
+  }
+  EXPECT_TRUE(half_tried);
+  // The tuner before it reported 1.33e-6, whose half fails.
+  EXPECT_TRUE(fails(1e-6 * std::pow(10.0, 0.5 / 4) / 2));
+}
+
+// Fixed steps: the confirmation reaches one octave below a candidate (4 grid steps), tolerances
+// 3 grid steps (a factor 5.6, beyond a half already).
+TEST(Tuner, ConfirmationReachesHalfTheSetting) {
+  const IntegratorInfo fixed{"x", SettingKind::kFixedStep, 0.5, 1e-4, ""}, adaptive{"y", SettingKind::kTolerance, 1e-2, 1e-10, ""};
+  EXPECT_EQ(confirm_depth(fixed, {}), 4);
+  EXPECT_EQ(confirm_depth(adaptive, {}), 3);
+  // A step that fails only between 3 and 4 grid steps below the first passing one is caught.
+  const std::vector<double> grid = setting_grid(fixed, 1.0, {});
+  const double first = grid[10], window = fixed_step(1.0, std::sqrt(grid[13] * grid[14]));
+  const Scripted f(SettingKind::kFixedStep, [&](double h) { return h <= first && std::abs(h / window - 1) > 1e-9 ? 1e-4 : 1.0; });
+  const TuneResult r = tune(free_mass_problem(), f, f.info());
+  ASSERT_TRUE(r.chosen);
+  EXPECT_LT(*r.chosen, window);
+}
+
 TEST(Tuner, NeverPassingReportsTheBestTrial) {
   const Scripted f(SettingKind::kTolerance, [](double tol) { return 1e-2 + tol; });
   const Problem p = free_mass_problem();

@@ -143,8 +143,8 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--step", o.step, "run fixed-step cases at this step (s) instead of tuning it")->check(CLI::PositiveNumber);
   app.add_option("--tol", o.tol, "run adaptive cases at this tolerance instead of tuning it")->check(CLI::PositiveNumber);
   app.add_option("--timeout", o.timeout,
-                 "wall-clock seconds allowed per case (tuning, verification and timing); a case over it "
-                 "ends with status error (default: no limit)")
+                 "wall-clock seconds allowed per case (set-up, tuning trials, verification and timing); a case "
+                 "over it ends with status error, naming the phase (default: no limit)")
       ->check(CLI::PositiveNumber);
   app.add_option("--min-time", o.min_time, "CPU seconds spent timing each case (default 0.3)")->check(CLI::PositiveNumber);
   app.add_option("--min-samples", o.min_samples,

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cmath>
 
+#include "core/cancellation.hpp"
+
 namespace mbs {
 
 namespace {
@@ -20,6 +22,9 @@ long fixed_step_count(double t_end, double h_nominal) {
 
 void request_cancellation(bool on) { g_cancel.store(on, std::memory_order_relaxed); }
 bool cancellation_requested() { return g_cancel.load(std::memory_order_relaxed); }
+void throw_if_cancelled(const char* where) {
+  if (g_cancel.load(std::memory_order_relaxed)) throw Cancelled(fmt::format("cancelled in {}: the case exceeded its time budget", where));
+}
 
 const RunStats& Simulator::run(double t_end, StepObserver* observer) {
   if (!(t_end > 0.0) || !std::isfinite(t_end)) throw SolverError("end time must be positive and finite");
@@ -37,7 +42,7 @@ const RunStats& Simulator::run(double t_end, StepObserver* observer) {
       throw SolverError(fmt::format("time did not advance at t = {:.9g} s (step size underflow)", t_before));
     report(observer);
     if (g_cancel.load(std::memory_order_relaxed))
-      throw SolverError(fmt::format("cancelled at t = {:.9g} s: the case exceeded its time budget", t));
+      throw Cancelled(fmt::format("cancelled at t = {:.9g} s: the case exceeded its time budget", t));
   }
   do_finish_run();
   return stats_;

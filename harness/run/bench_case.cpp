@@ -50,10 +50,15 @@ std::string setting_text(SettingKind kind, double s) {
 CaseResult run_case(const Problem& problem, const Formulation& formulation, const IntegratorInfo& info,
                     const CaseOptions& options) {
   const Watchdog watchdog(options.timeout_s);
-  auto timed_out = [&](CaseResult& row, const char* phase) {
+  const auto start = std::chrono::steady_clock::now();
+  // Every phase is bounded: runs check the budget once per step, set-up's long loops through
+  // throw_if_cancelled(); the row says where the budget ran out.
+  auto timed_out = [&](CaseResult& row, const std::string& phase) {
     if (!cancellation_requested()) return false;
     row.status = CaseStatus::kError;
-    row.message = fmt::format("exceeded its time budget of {:g} s (--timeout) while {}", options.timeout_s, phase);
+    row.message = fmt::format("timed out in {} after {:.3g} s (--timeout {:g})", phase,
+                              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                              options.timeout_s);
     row.timing.reset();
     return true;
   };
@@ -87,7 +92,7 @@ CaseResult run_case(const Problem& problem, const Formulation& formulation, cons
       };
     const TuneResult tr = tune(problem, formulation, info, tuner);
     row.trials = static_cast<int>(tr.trials.size());
-    if (timed_out(row, "tuning")) {
+    if (timed_out(row, tr.cancelled_in_setup ? "set-up (tuning)" : "tuning")) {
       // What the search had seen says why it went on so long (e.g. coarse settings stopping).
       // The trial the budget cut short is named by its setting; the one before it by its outcome.
       const size_t n = tr.trials.size();
@@ -132,12 +137,13 @@ CaseResult run_case(const Problem& problem, const Formulation& formulation, cons
   try {
     sim = formulation.create(problem.model, info.name, *row.setting);
   } catch (const SolverError& e) {
+    if (timed_out(row, "set-up (verification)")) return row;
     row.status = CaseStatus::kError;
     row.message = e.what();
     return row;
   }
   row.score = score_run(problem, *sim, observer);
-  if (timed_out(row, "verifying")) return row;
+  if (timed_out(row, "verification")) return row;
   row.history = observer.history();
   if (!row.score.completed) {
     row.status = CaseStatus::kError;

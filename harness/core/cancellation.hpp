@@ -1,0 +1,21 @@
+// The time budget of a case (--timeout) in every phase: the harness's watchdog requests
+// cancellation (core/formulation.hpp); Simulator::run checks it once per step and long set-up
+// loops call throw_if_cancelled() (the same relaxed atomic load), both throwing Cancelled, whose
+// phase the harness names (run/bench_case.cpp). Set-up work that cannot be interrupted is refused
+// up front when too large (e.g. common/independent_rows.hpp).
+#pragma once
+
+#include "core/formulation.hpp"
+
+namespace mbs {
+
+// The time budget ran out.
+class Cancelled : public SolverError {
+ public:
+  using SolverError::SolverError;
+};
+
+// Throws Cancelled, naming `where`, once cancellation is requested.
+void throw_if_cancelled(const char* where);
+
+}  // namespace mbs

@@ -1,0 +1,156 @@
+// --timeout bounds every phase of a case: a set-up that would run for minutes ends at the budget
+// with the phase named, and a large model's set-up is not the dense O(n^3) one.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+#include <unistd.h>
+
+#include "common/independent_rows.hpp"
+#include "core/cancellation.hpp"
+#include "core/formulation.hpp"
+#include "problem/problem.hpp"
+#include "run/bench_case.hpp"
+
+namespace mbs {
+namespace {
+
+namespace fs = std::filesystem;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// A zig-zag chain of n point masses on rods of 0.25 m (3-4-5 triangles: positions exact in
+// decimal), hanging from the origin: a model as large as wanted, written as a problem file.
+fs::path write_chain(int n, const fs::path& dir) {
+  fs::create_directories(dir);
+  const fs::path path = dir / ("zigzag_" + std::to_string(n) + ".yaml");
+  std::ofstream f(path);
+  f << "name: zigzag_" << n << "\ntitle: zig-zag chain\nsource: tests/test_timeout.cpp\nspace: planar\n"
+    << "plane: {origin: [0.0, 0.0, 0.0], e1: [1.0, 0.0, 0.0], e2: [0.0, 1.0, 0.0]}\n"
+    << "gravity: [0.0, -9.81, 0.0]\nbodies:\n";
+  for (int i = 1; i <= n; ++i)
+    f << "  - {name: P" << i << ", kind: point_mass, mass: " << 1.0 / n << ", position: [" << (i % 2 ? 0.15 : 0.0)
+      << ", " << -0.2 * i << ", 0.0]}\n";
+  f << "joints:\n";
+  for (int i = 1; i <= n; ++i)
+    f << "  - {name: rod" << i << ", kind: rod, a: " << (i == 1 ? "{ground: [0.0, 0.0, 0.0]}" : "{body: P" + std::to_string(i - 1) + "}")
+      << ", b: {body: P" << i << "}, length: 0.25}\n";
+  f << "run: {end_time: 1.0, output_interval: 0.01, history_point: P" << n << "}\n"
+    << "score: {rule: {metric: max_energy_drift, below: 1.0e-4}, objective: cpu_time}\n";
+  return path;
+}
+
+// A formulation whose set-up is a long loop that checks the budget as set-up loops do.
+class EndlessSetup final : public Formulation {
+ public:
+  std::string name() const override { return "endless-setup"; }
+  std::string description() const override { return "test double"; }
+  std::vector<IntegratorInfo> integrators() const override { return {{"fixed", SettingKind::kFixedStep, 0.1, 1e-3, ""}}; }
+  Accepts accepts() const override { return {{ElementRole::kJoint}, {}}; }
+  std::unique_ptr<Simulator> create(const Model&, const std::string&, double) const override {
+    for (;;) {
+      throw_if_cancelled("set-up");
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+};
+
+const Problem& pendulum() {
+  static const Problem p = load_problem(MBS_SOURCE_DIR "/problems/planar_pendulum.yaml");
+  return p;
+}
+
+TEST(Timeout, BoundsSetUpWhileTuning) {
+  const EndlessSetup f;
+  CaseOptions o;
+  o.timeout_s = 0.3;
+  const auto t0 = std::chrono::steady_clock::now();
+  const CaseResult r = run_case(pendulum(), f, f.integrators()[0], o);
+  EXPECT_LT(seconds_since(t0), 3 * o.timeout_s);
+  EXPECT_EQ(r.status, CaseStatus::kError);
+  EXPECT_NE(r.message.find("timed out in set-up (tuning) after 0.3"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("(--timeout 0.3)"), std::string::npos) << r.message;
+  EXPECT_FALSE(cancellation_requested()) << "the budget must not leak into the next case";
+}
+
+TEST(Timeout, BoundsSetUpOfTheVerificationRun) {
+  const EndlessSetup f;
+  CaseOptions o;
+  o.step = 0.01;
+  o.timeout_s = 0.3;
+  const auto t0 = std::chrono::steady_clock::now();
+  const CaseResult r = run_case(pendulum(), f, f.integrators()[0], o);
+  EXPECT_LT(seconds_since(t0), 3 * o.timeout_s);
+  EXPECT_NE(r.message.find("timed out in set-up (verification) after"), std::string::npos) << r.message;
+}
+
+TEST(Timeout, BoundsTimingAndNamesIt) {
+  // planar_pendulum's minimal/rk4 at a given step: tuning skipped, verification quick, and a timing
+  // budget of 100 s of CPU that only the timeout can end.
+  const Formulation* f = Registry::instance().find("minimal");
+  ASSERT_NE(f, nullptr);
+  CaseOptions o;
+  o.step = 1e-3;
+  o.min_time_s = 100;
+  o.timeout_s = 0.5;
+  const auto t0 = std::chrono::steady_clock::now();
+  const CaseResult r = run_case(pendulum(), *f, f->integrators()[0], o);
+  EXPECT_LT(seconds_since(t0), 3 * o.timeout_s);
+  EXPECT_EQ(r.status, CaseStatus::kError);
+  EXPECT_NE(r.message.find("timed out in timing after"), std::string::npos) << r.message;
+  EXPECT_FALSE(r.timing);
+}
+
+// The set-up of projection on a 2,000-link chain once took 49 s (a dense column-pivoted QR of
+// Phi_q^T, O(nq nc^2), to find independent rows): now its rows are found independent by a sparse
+// LDLT of Phi_q Phi_q^T, and the case, whose tuning would run for minutes, ends at the budget.
+TEST(Timeout, LargeChainUnderProjectionEndsAtTheBudget) {
+  const fs::path dir = fs::temp_directory_path() / ("mbs_timeout_" + std::to_string(::getpid()));
+  const Problem p = load_problem(write_chain(2000, dir).string());
+  fs::remove_all(dir);
+  const Formulation* f = Registry::instance().find("projection");
+  ASSERT_NE(f, nullptr);
+  CaseOptions o;
+  o.timeout_s = 2;
+  const auto t0 = std::chrono::steady_clock::now();
+  const CaseResult r = run_case(p, *f, f->integrators()[0], o);
+  EXPECT_LT(seconds_since(t0), 3 * o.timeout_s);
+  EXPECT_EQ(r.case_name(), "projection/rk4");
+  EXPECT_EQ(r.status, CaseStatus::kError);
+  EXPECT_NE(r.message.find("timed out in tuning after 2"), std::string::npos) << r.message;
+}
+
+TEST(Timeout, IndependentRowsOfALargeChainAreAllItsRows) {
+  const fs::path dir = fs::temp_directory_path() / ("mbs_timeout_rows_" + std::to_string(::getpid()));
+  const Problem p = load_problem(write_chain(200, dir).string());
+  fs::remove_all(dir);
+  const NaturalCoordinates nat(p.model);
+  const std::vector<int> rows = independent_rows(nat, p.model);
+  ASSERT_EQ(rows.size(), 200u);
+  EXPECT_EQ(rows.front(), 0);
+  EXPECT_EQ(rows.back(), 199);
+}
+
+// A large model whose rows are redundant needs the dense rank test; too large for it, it is refused
+// with its reason rather than left to run for minutes.
+TEST(Timeout, ALargeRedundantModelIsRefusedWithItsReason) {
+  const fs::path dir = fs::temp_directory_path() / ("mbs_timeout_redundant_" + std::to_string(::getpid()));
+  Problem p = load_problem(write_chain(1500, dir).string());
+  fs::remove_all(dir);
+  p.model.elements.push_back(p.model.elements.back());  // the last rod twice: one redundant row
+  const NaturalCoordinates nat(p.model);
+  try {
+    independent_rows(nat, p.model);
+    ADD_FAILURE() << "no refusal";
+  } catch (const SolverError& e) {
+    EXPECT_NE(std::string(e.what()).find("1501 constraint rows on 3000 coordinates are not clearly independent"),
+              std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace mbs
