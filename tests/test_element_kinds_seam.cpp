@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -24,11 +25,11 @@ namespace {
 // The lines of a source text by which it names a concrete element kind: an element kind's header
 // (harness/elements/, the only place kinds' types are declared) or a comparison of kind().
 std::vector<std::string> lines_naming_a_kind(const std::string& text) {
+  static const std::regex kComparedKind(R"(kind\(\)\)*\s*==|kind\(\),\s*")");  // e->kind() == ..., strcmp(e->kind(), "..")
   std::vector<std::string> out;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);)
-    if (line.find("#include \"elements/") != std::string::npos || line.find("kind() ==") != std::string::npos ||
-        line.find("kind(), \"") != std::string::npos)
+    if (line.find("#include \"elements/") != std::string::npos || std::regex_search(line, kComparedKind))
       out.push_back(line);
   return out;
 }
