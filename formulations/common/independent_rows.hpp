@@ -24,7 +24,7 @@
 
 namespace mbs {
 
-// nq nc^2 of the dense QR beyond which it is refused (about 4 s on the reference machine).
+// nq nc^2 of the dense QR beyond which it is refused: seconds of dense work, where --timeout cannot reach.
 inline constexpr double kDenseRankTestMaxWork = 2e9;
 inline constexpr double kClearlyIndependent = 1e-8;  // min pivot / diagonal of Phi_q Phi_q^T's LDLT
 
