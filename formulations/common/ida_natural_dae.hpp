@@ -152,14 +152,27 @@ class NaturalDae {
     return t;
   }
 
-  // The sparse iteration matrix's pattern: the (row, column) entries given, size x size; slot()
-  // then finds where an entry's value goes.
+  // The sparse iteration matrix's pattern: the (row, column) entries given (kinematic_pattern()'s
+  // among them), size x size; slot() then finds where an entry's value goes.
   void set_pattern(int size, const std::vector<Eigen::Triplet<double, int>>& entries) {
     Eigen::SparseMatrix<double, Eigen::ColMajor, int> A(size, size);
     A.setFromTriplets(entries.begin(), entries.end());
     A.makeCompressed();
     col_ptr_.assign(A.outerIndexPtr(), A.outerIndexPtr() + size + 1);
     row_ind_.assign(A.innerIndexPtr(), A.innerIndexPtr() + A.nonZeros());
+    const int n = nq();
+    kinematic_slots_.clear();
+    for (int i = 0; i < n; ++i) kinematic_slots_.push_back({slot(i, i), slot(i, n + i), slot(n + i, n + i)});
+  }
+  // Sparse mode: every value of the iteration matrix zeroed, then the (q, v) blocks' diagonals
+  // written; the DAE adds the rest.
+  void start_sparse_values(double cj, double* values) const {
+    std::fill(values, values + row_ind_.size(), 0.0);
+    for (size_t i = 0; i < kinematic_slots_.size(); ++i) {
+      values[kinematic_slots_[i].qq] = cj;
+      values[kinematic_slots_[i].qv] = -1.0;
+      values[kinematic_slots_[i].vv] = cj * nat_.M_diag()[static_cast<Eigen::Index>(i)];
+    }
   }
   int slot(int i, int j) const {
     const auto p = std::lower_bound(row_ind_.begin() + col_ptr_[j], row_ind_.begin() + col_ptr_[j + 1], i);
@@ -188,6 +201,11 @@ class NaturalDae {
   std::vector<int64_t> col_ptr_, row_ind_;    // sparse mode: the iteration matrix's pattern
 
  private:
+  struct KinematicSlots {
+    int qq, qv, vv;  // (i, i) = cj, (i, nq + i) = -1, (nq + i, nq + i) = cj M_i
+  };
+  std::vector<KinematicSlots> kinematic_slots_;
+
   void build_hessian_entries() {
     const int dim = nat_.dim();
     for (const int r : rows_) {

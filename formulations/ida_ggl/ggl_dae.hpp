@@ -49,7 +49,6 @@ class GglDae : public ida::NaturalDae {
   Eigen::VectorXd mu_all_;       // mu scattered onto the model's rows (dropped: 0)
   Eigen::VectorXd tmp_n_;        // nq workspace
   // Sparse mode: where each term goes.
-  std::vector<int> slot_qq_, slot_qv_, slot_vv_;  // (i, i) = cj, (i, nq + i) = -1, (nq + i, nq + i) = cj M_i
   // Phi_q entry p (row k, column i) at: (i, 2nq + nc + k) as M_i^-1 Phi_q(k, i) [kinematics, mu],
   // (nq + i, 2nq + k) [dynamics, lambda], (2nq + k, i) [position level], (2nq + nc + k, nq + i) [velocity level].
   std::vector<int> slot_kin_mu_, slot_dyn_lambda_, slot_pos_q_, slot_vel_v_;

@@ -65,11 +65,6 @@ void GglDae::build_sparse_pattern() {
     t.emplace_back(vel + kept_index_[e.row], e.j, 1.0);
   }
   set_pattern(size(), t);
-  for (int i = 0; i < n; ++i) {
-    slot_qq_.push_back(slot(i, i));
-    slot_qv_.push_back(slot(i, n + i));
-    slot_vv_.push_back(slot(n + i, n + i));
-  }
   for (int k = 0; k < m; ++k)
     for (int p = J.outerIndexPtr()[k]; p < J.outerIndexPtr()[k + 1]; ++p) {
       const int i = J.innerIndexPtr()[p];
@@ -144,12 +139,7 @@ void GglDae::jacobian(double cj, const Eigen::Ref<const Eigen::VectorXd>& y, Eig
 void GglDae::jacobian_sparse(double cj, const Eigen::Ref<const Eigen::VectorXd>& y, double* values) {
   const int n = nq(), m = nc();
   const auto q = y.head(n), v = y.segment(n, n);
-  std::fill(values, values + row_ind_.size(), 0.0);
-  for (int i = 0; i < n; ++i) {
-    values[slot_qq_[i]] = cj;
-    values[slot_qv_[i]] = -1.0;
-    values[slot_vv_[i]] = cj * nat_.M_diag()[i];
-  }
+  start_sparse_values(cj, values);
   const auto& G = kept_Phi_q_sparse(q);
   const double* g = G.valuePtr();
   for (int k = 0, p = 0; k < m; ++k)

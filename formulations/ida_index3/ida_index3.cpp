@@ -64,11 +64,6 @@ void Index3Dae::build_sparse_pattern() {
   // Geometric stiffness sum_k lambda_k d2Phi_k/dq2 of the kept rows.
   for (const HessEntry& e : hess_) t.emplace_back(n + e.i, e.j, 1.0);
   set_pattern(size(), t);
-  for (int i = 0; i < n; ++i) {
-    slot_q_.push_back(slot(i, i));
-    slot_v_.push_back(slot(i, n + i));
-    slot_m_.push_back(slot(n + i, n + i));
-  }
   for (int k = 0; k < m; ++k)
     for (int p = J.outerIndexPtr()[k]; p < J.outerIndexPtr()[k + 1]; ++p) {
       slot_j_.push_back(slot(2 * n + k, J.innerIndexPtr()[p]));
@@ -79,12 +74,7 @@ void Index3Dae::build_sparse_pattern() {
 
 void Index3Dae::jacobian_sparse(double cj, const Eigen::Ref<const Eigen::VectorXd>& y, double* values) {
   const int n = nq(), m = nc();
-  std::fill(values, values + row_ind_.size(), 0.0);
-  for (int i = 0; i < n; ++i) {
-    values[slot_q_[i]] = cj;
-    values[slot_v_[i]] = -1.0;
-    values[slot_m_[i]] = cj * nat_.M_diag()[i];
-  }
+  start_sparse_values(cj, values);
   const double* J = kept_Phi_q_sparse(y.head(n)).valuePtr();
   for (size_t p = 0; p < slot_j_.size(); ++p) {
     values[slot_j_[p]] = J[p];

@@ -39,7 +39,6 @@ class Index3Dae : public ida::NaturalDae {
   void build_sparse_pattern();
 
   // Sparse mode: where each term goes.
-  std::vector<int> slot_q_, slot_v_, slot_m_;  // (i, i) = cj, (i, nq + i) = -1, (nq + i, nq + i) = cj M_i
   std::vector<int> slot_j_, slot_jt_;          // Phi_q entry p at (2 nq + k, i) and at (nq + i, 2 nq + k)
   std::vector<int> slot_hess_;                 // hess_[e] at (nq + i, j), x lambda
 };

@@ -23,6 +23,7 @@
 #include <limits>
 
 #include "common/explicit_rk.hpp"
+#include "common/fixed_segments.hpp"
 #include "common/length_scale.hpp"
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
@@ -219,15 +220,9 @@ class PartitionedOde {
 
   // y = [q_i; v_i]: fixed-size segments when the sizes are fixed.
   template <typename V>
-  auto head(V& y) const {
-    if constexpr (kDynamic) return y.head(n_i_);
-    else return y.template head<NI>();
-  }
+  auto head(V& y) const { return head_of<NI>(y, n_i_); }
   template <typename V>
-  auto tail(V& y) const {
-    if constexpr (kDynamic) return y.tail(n_i_);
-    else return y.template tail<NI>();
-  }
+  auto tail(V& y) const { return tail_of<NI>(y, n_i_); }
 
   // B = -Phi_d^-1 Phi_i from the factored Phi_d.
   void tangent() {

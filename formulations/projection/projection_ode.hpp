@@ -44,6 +44,7 @@
 
 #include "common/contact_lcp.hpp"
 #include "common/explicit_rk.hpp"
+#include "common/fixed_segments.hpp"
 #include "common/kept_constraints.hpp"
 #include "common/sparse_natural.hpp"
 #include "core/formulation.hpp"
@@ -220,15 +221,9 @@ class ProjectionOde {
   }
 
   template <typename Y>
-  auto q(Y& y) const {
-    if constexpr (kDynamic) return y.head(n_q_);
-    else return y.template head<NQ>();
-  }
+  auto q(Y& y) const { return head_of<kDynamic ? Eigen::Dynamic : NQ>(y, n_q_); }
   template <typename Y>
-  auto v(Y& y) const {
-    if constexpr (kDynamic) return y.tail(n_q_);
-    else return y.template tail<NQ>();
-  }
+  auto v(Y& y) const { return tail_of<kDynamic ? Eigen::Dynamic : NQ>(y, n_q_); }
 
   NaturalCoordinates nat_;
   Constraints kc_;           // kept rows, G, S = G M^-1 G^T and the projections
