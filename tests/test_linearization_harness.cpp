@@ -3,8 +3,11 @@
 // formulation so that these hold whatever the registered formulations do.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <thread>
 
+#include "core/cancellation.hpp"
 #include "run/linearization_case.hpp"
 
 namespace mbs {
@@ -63,20 +66,24 @@ TEST(LinearizationHarness, EigenvalueErrorIsTheNorm2OverTrueEigenvalues) {
 // A stand-in formulation whose linearization is given.
 class Fixed final : public Linearizer {
  public:
-  explicit Fixed(Linearization l, bool fail) : l_(std::move(l)), fail_(fail) {}
+  Fixed(Linearization l, bool fail, std::chrono::milliseconds delay) : l_(std::move(l)), fail_(fail), delay_(delay) {}
   const Linearization& linearize() override {
     if (fail_) throw SolverError("not an equilibrium");
+    std::this_thread::sleep_for(delay_);
     return l_;
   }
 
  private:
   Linearization l_;
   bool fail_;
+  std::chrono::milliseconds delay_;
 };
 
 class StandIn final : public Formulation {
  public:
-  StandIn(double im, std::string why, bool fail) : im_(im), why_(std::move(why)), fail_(fail) {}
+  // delay: each linearization's duration; endless_setup: a set-up that only the budget ends.
+  StandIn(double im, std::string why, bool fail, std::chrono::milliseconds delay = {}, bool endless_setup = false)
+      : im_(im), why_(std::move(why)), fail_(fail), delay_(delay), endless_setup_(endless_setup) {}
   std::string name() const override { return "stand-in"; }
   std::string description() const override { return "test"; }
   std::vector<IntegratorInfo> integrators() const override { return {}; }
@@ -84,17 +91,23 @@ class StandIn final : public Formulation {
   std::unique_ptr<Simulator> create(const Model&, const std::string&, double) const override { return nullptr; }
   std::string linearization_unsupported_reason(const Model&) const override { return why_; }
   std::unique_ptr<Linearizer> create_linearizer(const Model&) const override {
+    while (endless_setup_) {
+      throw_if_cancelled("set-up");
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     Linearization l;
     l.coordinates = "x, y";
     l.rule = "given";
     l.eigenvalues = {{{0, im_}, true, true, ""}, {{0, -im_}, true, true, ""}, {{0, 0}, false, false, "infinite"}};
-    return std::make_unique<Fixed>(l, fail_);
+    return std::make_unique<Fixed>(l, fail_, delay_);
   }
 
  private:
   double im_;
   std::string why_;
   bool fail_;
+  std::chrono::milliseconds delay_;
+  bool endless_setup_;
 };
 
 TEST(LinearizationHarness, EveryOutcomeIsARow) {
@@ -120,6 +133,37 @@ TEST(LinearizationHarness, EveryOutcomeIsARow) {
   CaseResult error = run_linearization_case(p, StandIn(kW, "", true));
   EXPECT_EQ(error.status, CaseStatus::kError);
   EXPECT_EQ(error.message, "not an equilibrium");
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// --timeout bounds a linearization row as it does a simulation row: a set-up that would never end,
+// and a timing that would take 5 x 1000 x 2 ms = 10 s, end at the budget with the phase named.
+TEST(LinearizationHarness, TimeoutBoundsSetUpAndTimingAndNamesThePhase) {
+  Problem p = problem();
+  p.analysis->repetitions = 1000;
+  auto t0 = std::chrono::steady_clock::now();
+  const CaseResult setup = run_linearization_case(p, StandIn(kW, "", false, {}, true), true, 0.3);
+  EXPECT_LT(seconds_since(t0), 3.0);
+  EXPECT_EQ(setup.status, CaseStatus::kError);
+  EXPECT_EQ(setup.message.rfind("timed out in set-up after", 0), 0u) << setup.message;
+  EXPECT_NE(setup.message.find("(--timeout 0.3)"), std::string::npos) << setup.message;
+
+  t0 = std::chrono::steady_clock::now();
+  const CaseResult timing = run_linearization_case(p, StandIn(kW, "", false, std::chrono::milliseconds(2)), true, 0.5);
+  EXPECT_LT(seconds_since(t0), 4.0);
+  EXPECT_EQ(timing.status, CaseStatus::kError);
+  EXPECT_EQ(timing.message.rfind("timed out in timing after", 0), 0u) << timing.message;
+  EXPECT_FALSE(timing.timing.has_value());
+  EXPECT_FALSE(cancellation_requested());  // lifted for the next case
+
+  // Within its budget the same row passes and is timed.
+  p.analysis->repetitions = 2;
+  const CaseResult within = run_linearization_case(p, StandIn(kW, "", false, std::chrono::milliseconds(1)), true, 30.0);
+  EXPECT_EQ(within.status, CaseStatus::kPass) << within.message;
+  EXPECT_TRUE(within.timing.has_value());
 }
 
 }  // namespace

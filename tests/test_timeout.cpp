@@ -24,8 +24,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 // A zig-zag chain of n point masses on rods of 0.25 m (3-4-5 triangles: positions exact in
-// decimal), hanging from the origin: a model as large as wanted, written as a problem file.
-fs::path write_chain(int n, const fs::path& dir) {
+// decimal), hanging from the origin: a model as large as wanted, written as a problem file. lift (m)
+// moves the last point up, off its rod's length.
+fs::path write_chain(int n, const fs::path& dir, double lift = 0.0) {
   fs::create_directories(dir);
   const fs::path path = dir / ("zigzag_" + std::to_string(n) + ".yaml");
   std::ofstream f(path);
@@ -34,7 +35,7 @@ fs::path write_chain(int n, const fs::path& dir) {
     << "gravity: [0.0, -9.81, 0.0]\nbodies:\n";
   for (int i = 1; i <= n; ++i)
     f << "  - {name: P" << i << ", kind: point_mass, mass: " << 1.0 / n << ", position: [" << (i % 2 ? 0.15 : 0.0)
-      << ", " << -0.2 * i << ", 0.0]}\n";
+      << ", " << -0.2 * i + (i == n ? lift : 0.0) << ", 0.0]}\n";
   f << "joints:\n";
   for (int i = 1; i <= n; ++i)
     f << "  - {name: rod" << i << ", kind: rod, a: " << (i == 1 ? "{ground: [0.0, 0.0, 0.0]}" : "{body: P" + std::to_string(i - 1) + "}")
@@ -150,6 +151,31 @@ TEST(Timeout, ALargeRedundantModelIsRefusedWithItsReason) {
     EXPECT_NE(std::string(e.what()).find("1501 constraint rows on 3000 coordinates are not clearly independent"),
               std::string::npos) << e.what();
   }
+}
+
+// --project-initial-state runs at load, outside any case's budget: a small chain is projected onto
+// its rods; a chain whose dense projection would take minutes is refused at load with its reason.
+TEST(Timeout, ProjectingALargeInitialStateIsRefusedWithItsReason) {
+  const fs::path dir = fs::temp_directory_path() / ("mbs_timeout_project_" + std::to_string(::getpid()));
+  const Problem small = load_problem(write_chain(20, dir, 0.01).string(), LoadOptions{true});
+  const NaturalCoordinates nat(small.model);
+  Eigen::VectorXd phi(nat.nc());
+  nat.Phi(small.model.initial_q(), phi);
+  EXPECT_LT(phi.cwiseAbs().maxCoeff(), 1e-12);  // the projection's own stopping tolerance (m)
+
+  const std::string large = write_chain(1200, dir, 0.01).string();
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    load_problem(large, LoadOptions{true});
+    ADD_FAILURE() << "no refusal";
+  } catch (const ProblemError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind(large + ":", 0), 0u) << what;  // file:line:col of the violated rod
+    EXPECT_NE(what.find("dense projection of 1200 constraint rows on 2400 coordinates"), std::string::npos) << what;
+    EXPECT_NE(what.find("too large for this model: refused"), std::string::npos) << what;
+  }
+  EXPECT_LT(seconds_since(t0), 10.0);
+  fs::remove_all(dir);
 }
 
 }  // namespace

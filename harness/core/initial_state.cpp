@@ -1,6 +1,7 @@
 #include "core/initial_state.hpp"
 
 #include <Eigen/Dense>
+#include <fmt/format.h>
 
 #include "core/natural_coordinates.hpp"
 
@@ -13,8 +14,13 @@ constexpr double kProjectionTol = 1e-12;
 constexpr int kMaxIterations = 50;
 }  // namespace
 
-void project_initial_state(Model& model) {
-  if (model.nc() == 0) return;
+std::string project_initial_state(Model& model) {
+  if (model.nc() == 0) return {};
+  const double nc = model.nc(), nq = model.nq(), work = nc * nc * (nc + nq);
+  if (work > kDenseProjectionMaxWork)
+    return fmt::format("--project-initial-state: the dense projection of {} constraint rows on {} coordinates "
+                       "(O(nc^2 (nc + nq)) = {:.1e} per iteration) is too large for this model: refused; "
+                       "give a consistent initial state in the file", model.nc(), model.nq(), work);
   const NaturalCoordinates nat(model);
   Eigen::VectorXd q = model.initial_q(), v = model.initial_v(), phi(model.nc());
   const Eigen::VectorXd Minv = nat.M_diag().cwiseInverse();
@@ -47,6 +53,7 @@ void project_initial_state(Model& model) {
     body.R0 = svd.matrixU() * svd.matrixV().transpose();
     body.omega0 = nat.angular_velocity(static_cast<int>(b), q, v);
   }
+  return {};
 }
 
 }  // namespace mbs

@@ -294,7 +294,7 @@ void check_initial_state(const Reader& rd, const std::vector<YAML::Node>& body_n
     rd.fail(body_nodes[nat.row_body(k)], what);
   };
   if (project) {
-    project_initial_state(model);
+    if (const std::string refused = project_initial_state(model); !refused.empty()) fail_row(refused);
     q = model.initial_q();
     v = model.initial_v();
     if (!violated(k, velocity)) return;

@@ -1,46 +1,15 @@
 #include "run/bench_case.hpp"
 
+#include "run/watchdog.hpp"
+
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <fmt/format.h>
-#include <mutex>
 #include <spdlog/spdlog.h>
-#include <thread>
 
 namespace mbs {
 
 namespace {
-
-// Requests cancellation of the runs when the budget is spent; lifted again when the case ends.
-class Watchdog {
- public:
-  explicit Watchdog(double seconds) {
-    if (seconds <= 0) return;
-    thread_ = std::thread([this, seconds] {
-      std::unique_lock<std::mutex> lock(mutex_);
-      if (!cv_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return done_; }))
-        request_cancellation(true);
-    });
-  }
-  ~Watchdog() {
-    if (thread_.joinable()) {
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        done_ = true;
-      }
-      cv_.notify_all();
-      thread_.join();
-    }
-    request_cancellation(false);
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
 
 std::string setting_text(SettingKind kind, double s) {
   return kind == SettingKind::kFixedStep ? fmt::format("h = {:.4g} s", s) : fmt::format("tol = {:.3g}", s);
@@ -50,15 +19,12 @@ std::string setting_text(SettingKind kind, double s) {
 CaseResult run_case(const Problem& problem, const Formulation& formulation, const IntegratorInfo& info,
                     const CaseOptions& options) {
   const Watchdog watchdog(options.timeout_s);
-  const auto start = std::chrono::steady_clock::now();
   // Every phase is bounded: runs check the budget once per step, set-up's long loops through
   // throw_if_cancelled(); the row says where the budget ran out.
   auto timed_out = [&](CaseResult& row, const std::string& phase) {
     if (!cancellation_requested()) return false;
     row.status = CaseStatus::kError;
-    row.message = fmt::format("timed out in {} after {:.3g} s (--timeout {:g})", phase,
-                              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-                              options.timeout_s);
+    row.message = fmt::format("timed out in {} after {:.3g} s (--timeout {:g})", phase, watchdog.elapsed_s(), options.timeout_s);
     row.timing.reset();
     return true;
   };

@@ -39,7 +39,7 @@ bool bench_problem(const Problem& problem, const CaseList& cases, const BenchOpt
       for (const CaseResult& r : run.rows) done = done || r.formulation == f->name();
       if (!done) {
         progress.update("linearizing");
-        run.rows.push_back(run_linearization_case(problem, *f, options.cases.timed));
+        run.rows.push_back(run_linearization_case(problem, *f, options.cases.timed, options.cases.timeout_s));
         mark_control(run.rows.back(), info);
         any_failed = any_failed || failed(run.rows.back());
       }

@@ -4,6 +4,8 @@
 
 #include "elements/rod.hpp"
 #include "problem/reference_kinds.hpp"
+#include "core/cancellation.hpp"
+#include "run/watchdog.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -67,7 +69,9 @@ constexpr int kRepetitions = 5;  // Google Benchmark repetitions of the whole ba
 
 }  // namespace
 
-CaseResult run_linearization_case(const Problem& problem, const Formulation& formulation, bool timed) {
+CaseResult run_linearization_case(const Problem& problem, const Formulation& formulation, bool timed, double timeout_s) {
+  const Watchdog watchdog(timeout_s);
+  const char* phase = "set-up";
   CaseResult row;
   row.formulation = formulation.name();
   row.integrator = "linearize";
@@ -79,7 +83,10 @@ CaseResult run_linearization_case(const Problem& problem, const Formulation& for
   try {
     std::unique_ptr<Linearizer> lin = formulation.create_linearizer(problem.model);
     if (!lin) throw SolverError("create_linearizer returned nothing");
+    throw_if_cancelled(phase);
+    phase = "linearization";
     row.linearization = lin->linearize();
+    throw_if_cancelled(phase);
     row.score.completed = true;
     row.score.eigenvalue_error = eigenvalue_error(row.linearization->eigenvalues, problem.reference->eigenvalues(problem));
     int n_true = 0;
@@ -91,19 +98,28 @@ CaseResult run_linearization_case(const Problem& problem, const Formulation& for
                                    row.score.eigenvalue_error, problem.rule.below, n_true, row.linearization->eigenvalues.size());
     if (!timed) return row;
 
-    // Time: `repetitions` executions of the whole linearization, per Google Benchmark repetition.
+    // Time: `repetitions` executions of the whole linearization, per Google Benchmark repetition;
+    // the budget is checked between executions.
+    phase = "timing";
     Capture capture;
     struct Unregister {  // the benchmark captures `lin`: never leave it registered, even on a throw
       ~Unregister() { benchmark::ClearRegisteredBenchmarks(); }
     } unregister;
     benchmark::RegisterBenchmark(("linearize/" + formulation.name()).c_str(),
                                  [&lin](benchmark::State& state) {
-                                   for (auto _ : state) benchmark::DoNotOptimize(&lin->linearize());
+                                   for (auto _ : state) {
+                                     if (cancellation_requested()) {
+                                       state.SkipWithError("cancelled");
+                                       break;
+                                     }
+                                     benchmark::DoNotOptimize(&lin->linearize());
+                                   }
                                  })
         ->Iterations(problem.analysis->repetitions)
         ->Repetitions(kRepetitions)
         ->ReportAggregatesOnly(false);
     benchmark::RunSpecifiedBenchmarks(&capture);
+    throw_if_cancelled(phase);
     if (!capture.error.empty() || capture.seconds.empty())
       throw SolverError(fmt::format("timing failed: {}", capture.error.empty() ? "no measurement" : capture.error));
     std::sort(capture.seconds.begin(), capture.seconds.end());
@@ -114,6 +130,10 @@ CaseResult run_linearization_case(const Problem& problem, const Formulation& for
     t.median_s = capture.seconds[capture.seconds.size() / 2] / problem.analysis->repetitions;
     t.min_s = capture.seconds.front() / problem.analysis->repetitions;
     row.timing = t;
+  } catch (const Cancelled&) {
+    row.status = CaseStatus::kError;
+    row.message = fmt::format("timed out in {} after {:.3g} s (--timeout {:g})", phase, watchdog.elapsed_s(), timeout_s);
+    row.timing.reset();
   } catch (const SolverError& e) {
     row.status = CaseStatus::kError;
     row.message = e.what();

@@ -20,8 +20,10 @@ std::vector<std::complex<double>> exact_pendulum_eigenvalues(const Problem& prob
 // exact ones (a spurious eigenvalue judged true).
 double eigenvalue_error(const std::vector<Eigenvalue>& eigenvalues, const std::vector<std::complex<double>>& exact);
 
-// Linearizes, scores and times one formulation (not timed when !timed). Never throws: failures
+// Linearizes, scores and times one formulation (not timed when !timed), within timeout_s seconds
+// of wall-clock time (0: no budget; --timeout). Never throws: failures and an exceeded budget
 // become error rows.
-CaseResult run_linearization_case(const Problem& problem, const Formulation& formulation, bool timed = true);
+CaseResult run_linearization_case(const Problem& problem, const Formulation& formulation, bool timed = true,
+                                  double timeout_s = 0.0);
 
 }  // namespace mbs
