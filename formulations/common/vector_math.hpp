@@ -10,9 +10,10 @@
 
 #include <cmath>
 
-#if defined(MBS_HAVE_LIBMVEC) && defined(__x86_64__)
+#include "common/cpu_features.hpp"
+
+#if defined(MBS_HAVE_LIBMVEC) && defined(MBS_HAVE_CPU_FEATURES)
 #include <immintrin.h>
-#include <sys/platform/x86.h>
 extern "C" __m128d _ZGVbN2v_sin(__m128d x);  // glibc's vector ABI names (bits/math-vector.h)
 extern "C" __m128d _ZGVbN2v_cos(__m128d x);
 #pragma GCC diagnostic push
@@ -28,7 +29,7 @@ namespace mbs {
 // (one call each, where the vector path makes two) and costs fewer instructions.
 inline constexpr int kVectorSinCosFrom = 8;
 
-#if defined(MBS_HAVE_LIBMVEC) && defined(__x86_64__)
+#if defined(MBS_HAVE_LIBMVEC) && defined(MBS_HAVE_CPU_FEATURES)
 namespace detail {
 inline bool avx2_active() {
   static const bool active = CPU_FEATURE_ACTIVE(AVX2);
@@ -58,7 +59,7 @@ __attribute__((target("avx2"))) int sin_cos_by_four(int i, int n, Phi& phi, Sin&
 template <class Phi, class Sin, class Cos>
 inline void sin_cos_all(int n, Phi&& phi, Sin&& si, Cos&& co) {
   int i = 0;
-#if defined(MBS_HAVE_LIBMVEC) && defined(__x86_64__)
+#if defined(MBS_HAVE_LIBMVEC) && defined(MBS_HAVE_CPU_FEATURES)
   if (n >= kVectorSinCosFrom && detail::avx2_active()) i = detail::sin_cos_by_four(i, n, phi, si, co);
   for (; n >= kVectorSinCosFrom && i + 1 < n; i += 2) {
     const __m128d x = _mm_set_pd(phi(i + 1), phi(i));

@@ -2,10 +2,7 @@
 
 #include <cmath>
 
-#if defined(__x86_64__) && __has_include(<sys/platform/x86.h>)
-#include <sys/platform/x86.h>
-#endif
-
+#include "common/cpu_features.hpp"
 #include "common/vector_math.hpp"
 #include "recursive/kinematics.hpp"
 
@@ -391,7 +388,7 @@ void pins_plain(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>
   pins_body(tree, q, qd, ws, qdd, f_ext);
 }
 
-#if defined(__x86_64__) && __has_include(<sys/platform/x86.h>)
+#if defined(MBS_HAVE_CPU_FEATURES)
 // With FMA: the recursions are chains of multiply-adds, each a dependency step (docs/formulations.md).
 // Taken where glibc reports FMA active, after its tunables: scripts/perf-check masks FMA there, so
 // its instruction counts take pins_plain on every machine.

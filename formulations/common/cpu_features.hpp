@@ -1,0 +1,15 @@
+// glibc's view of the CPU's features after its tunables (<sys/platform/x86.h>, CPU_FEATURE_ACTIVE),
+// where there is one: MBS_HAVE_CPU_FEATURES. The header is C and spells bool `_Bool`, which g++
+// accepts in C++ and clang does not (the sanitized tests are built by clang).
+#pragma once
+
+#if defined(__x86_64__) && __has_include(<sys/platform/x86.h>)
+#define MBS_HAVE_CPU_FEATURES 1
+#if defined(__clang__)
+#define _Bool bool
+#include <sys/platform/x86.h>
+#undef _Bool
+#else
+#include <sys/platform/x86.h>
+#endif
+#endif
