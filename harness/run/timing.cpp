@@ -14,8 +14,8 @@ double thread_cpu_seconds() {
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-Timing time_calls(const std::function<void()>& fn, double min_total_s, int min_samples) {
-  fn();  // warm-up: caches, lazy initialisation
+Timing time_calls(const std::function<void()>& fn, double min_total_s, int min_samples, WarmUp warm_up) {
+  if (warm_up == WarmUp::kCallFirst) fn();
   std::vector<double> samples;
   double total = 0.0;
   long batch = 1;
