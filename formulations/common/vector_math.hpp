@@ -16,10 +16,12 @@
 #include <immintrin.h>
 extern "C" __m128d _ZGVbN2v_sin(__m128d x);  // glibc's vector ABI names (bits/math-vector.h)
 extern "C" __m128d _ZGVbN2v_cos(__m128d x);
+// The AVX2 variants take and return __m256d in AVX registers: declared for AVX2 code, which is the
+// only code that calls them (clang refuses the call otherwise; g++ only warns, -Wpsabi).
 #pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpsabi"  // the AVX2 variants are called from AVX2 code only
-extern "C" __m256d _ZGVdN4v_sin(__m256d x);
-extern "C" __m256d _ZGVdN4v_cos(__m256d x);
+#pragma GCC diagnostic ignored "-Wpsabi"
+extern "C" __attribute__((target("avx2"))) __m256d _ZGVdN4v_sin(__m256d x);
+extern "C" __attribute__((target("avx2"))) __m256d _ZGVdN4v_cos(__m256d x);
 #pragma GCC diagnostic pop
 #endif
 
