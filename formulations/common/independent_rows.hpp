@@ -24,8 +24,6 @@
 
 namespace mbs {
 
-// nq nc^2 of the dense QR beyond which it is refused: seconds of dense work, where --timeout cannot reach.
-inline constexpr double kDenseRankTestMaxWork = 2e9;
 inline constexpr double kClearlyIndependent = 1e-8;  // min pivot / diagonal of Phi_q Phi_q^T's LDLT
 
 // Indices of independent rows of Phi_q(q0), ascending. Throws SolverError for a model too large
@@ -45,7 +43,7 @@ inline std::vector<int> independent_rows(const NaturalCoordinates& nat, const Mo
     }
   }
   const double work = static_cast<double>(nat.nq()) * nat.nc() * nat.nc();
-  if (work > kDenseRankTestMaxWork)
+  if (work > kMaxUninterruptibleDenseWork)  // nq nc^2 of the dense QR
     throw SolverError(fmt::format("{} constraint rows on {} coordinates are not clearly independent, and the dense rank "
                                   "test that would choose among them (O(nq nc^2) = {:.1e}) is too large: refused",
                                   nat.nc(), nat.nq(), work));

@@ -9,6 +9,11 @@
 
 namespace mbs {
 
+// Dense set-up work (flops, to within a constant) above which a single uninterruptible step is
+// refused up front rather than run: seconds of work that --timeout could not reach. Shared by the
+// dense rank test of common/independent_rows.hpp and --project-initial-state's projection.
+inline constexpr double kMaxUninterruptibleDenseWork = 2e9;
+
 // The time budget ran out.
 class Cancelled : public SolverError {
  public:

@@ -3,6 +3,7 @@
 #include <Eigen/Dense>
 #include <fmt/format.h>
 
+#include "core/cancellation.hpp"
 #include "core/natural_coordinates.hpp"
 
 namespace mbs {
@@ -17,7 +18,7 @@ constexpr int kMaxIterations = 50;
 std::string project_initial_state(Model& model) {
   if (model.nc() == 0) return {};
   const double nc = model.nc(), nq = model.nq(), work = nc * nc * (nc + nq);
-  if (work > kDenseProjectionMaxWork)
+  if (work > kMaxUninterruptibleDenseWork)
     return fmt::format("--project-initial-state: the dense projection of {} constraint rows on {} coordinates "
                        "(O(nc^2 (nc + nq)) = {:.1e} per iteration) is too large for this model: refused; "
                        "give a consistent initial state in the file", model.nc(), model.nq(), work);

@@ -2,7 +2,6 @@
 
 #include "run/watchdog.hpp"
 
-#include <chrono>
 #include <cmath>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
