@@ -28,6 +28,13 @@
 
 namespace mbs {
 
+// |x|_inf, 0 for an empty vector: the size of a correction, as the Newton-type iterations of the
+// implicit methods test it.
+template <typename V>
+double inf_norm(const V& x) {
+  return x.size() == 0 ? 0.0 : x.cwiseAbs().maxCoeff();
+}
+
 enum class Factorization {
   kLu,    // unsymmetric (partial pivoting)
   kLdlt,  // symmetric (pivoted LDL^T)

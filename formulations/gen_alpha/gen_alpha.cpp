@@ -60,11 +60,6 @@ constexpr double kNewtonTol = 1e-10;
 // they do not (slow: stalled).
 constexpr NewtonRules kNewton{25, 0.5, true};
 
-template <typename V>
-double inf_norm(const V& x) {
-  return x.size() == 0 ? 0.0 : x.cwiseAbs().maxCoeff();
-}
-
 // The sparse KKT matrix on the kept rows' Jacobian pattern (common/linear_solver.hpp).
 struct Kkt : SparseKkt {
   template <typename Kept>

@@ -75,11 +75,6 @@ constexpr double kSlowRatio = 0.25;
 constexpr int kMaxModifiedIterations = 10;
 constexpr double kFloor = 1e-6;     // x kStepTol x scale (1e-14 x scale): a correction at round-off
 
-template <typename V>
-double inf_norm(const V& x) {
-  return x.size() == 0 ? 0.0 : x.cwiseAbs().maxCoeff();
-}
-
 // S = G M^-1 G^T's solver (common/linear_solver.hpp): dense LLT (the closed-form inverse for one
 // row), or the fixed-pattern sparse LDLT on the kept rows' Jacobian.
 template <int NR>
