@@ -27,7 +27,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <memory>
 #include <vector>
 
@@ -84,19 +83,13 @@ constexpr double kStallRatio = 0.5;
 constexpr double kPenaltyBoost = 10.0;
 constexpr double kMaxPenaltyBoost = 1e4;
 // Full Newton (a fresh tangent every iteration: alpha, and with it the tangent, may change within
-// the step), at most 30 iterations. Its loop is newton()'s own, on the hooks and counters of
-// common/modified_newton.hpp: ModifiedNewton::run inlined here cost instructions (commit body).
+// the step), at most 30 iterations, in common/modified_newton.hpp's loop.
 constexpr NewtonRules kNewton{30, kStallRatio, false};
 // Initial accelerations: penalty (kg per kg of the largest mass) and tolerance on the acceleration
 // constraint Phi_q q'' + d/dt(Phi_q) q' relative to the larger of |Q/M| and |d/dt(Phi_q) q'|.
 constexpr double kAccelerationAlphaPerMass = 1e6;
 constexpr double kAccelerationTol = 1e-12;
 constexpr int kMaxAccelerationIterations = 20;
-
-template <typename V>
-double inf_norm(const V& x) {
-  return x.size() == 0 ? 0.0 : x.cwiseAbs().maxCoeff();
-}
 
 // The Newton tangent's solver (common/linear_solver.hpp): tiny fixed sizes take the closed-form
 // inverse, cheaper than LDLT (pivoting, permutations) at these sizes (docs/formulations.md, Method
@@ -235,6 +228,21 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     T.add_diagonal(M_);
   }
 
+  // The step's iteration as common/modified_newton.hpp's loop sees it; kContacts stays a
+  // template argument, so the plain path keeps no contact branch.
+  template <bool kContacts>
+  struct NewtonHooks {
+    TrapezoidalSimulator& s;
+    [[gnu::always_inline]] void newton_residual() { s.template residual<kContacts>(); }
+    [[gnu::always_inline]] void newton_tangent() {
+      s.template tangent<kContacts>();
+      s.factor();
+    }
+    [[gnu::always_inline]] double newton_correct() { return s.template correct<kContacts>(); }
+    [[gnu::always_inline]] bool newton_converged(const NewtonIterate& x) { return s.converged(x); }
+    [[noreturn]] void newton_failed(const NewtonIterate& x) const { s.failed(x); }
+  };
+
   // One step of the trapezoidal rule: Newton-Raphson on q_{n+1} with the multiplier update.
   // kContacts: with the active contact rows (compiled out of the plain path).
   template <bool kContacts = false>
@@ -247,22 +255,8 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     c_ = q_n_ + h_ * v_n_ + h24_ * a_n_;
     q_ = q_n_ + h_ * v_n_ + (2.0 * h24_) * a_n_;  // predictor: Taylor to second order
     cf_.Phi(q_, Phi_);
-    double dq_prev = std::numeric_limits<double>::infinity();
-    for (int it = 1;; ++it) {  // the counters and rules of common/modified_newton.hpp, full Newton
-      residual<kContacts>();
-      tangent<kContacts>();
-      factor();
-      const double dq = correct<kContacts>();
-      ++stats_.rhs_evals;
-      ++stats_.jacobian_evals;
-      ++stats_.newton_iterations;
-      if (converged(NewtonIterate{it, dq, dq_prev, false, true})) break;
-      dq_prev = dq;
-      if (it == kNewton.max_iterations) {
-        ++stats_.failures;
-        failed(NewtonIterate{it, dq, dq_prev, false, true});
-      }
-    }
+    NewtonHooks<kContacts> hooks{*this};
+    ModifiedNewton::run(hooks, kNewton, stats_);
     // A raised alpha (singular position) would carry into the projections, whose matrix is the
     // last tangent: there it would enforce the acceleration-level constraints in the vanishing
     // directions, where d/dt(Phi_q) q' is known only to its error divided by the vanishing
