@@ -122,21 +122,8 @@ class NaturalDae {
   // (common/kept_constraints.hpp) on the kept rows. Writes y = (q, v, lambda, ...) and
   // y' = (q', v', ...); the rest of y and y' is the caller's.
   void consistent_q_v_lambda(const char* who, Eigen::Ref<Eigen::VectorXd> y, Eigen::Ref<Eigen::VectorXd> yp) {
-    const int n = nq(), m = nc();
-    auto q = y.head(n), v = y.segment(n, n), lambda = y.segment(2 * n, m);
-    q = nat_.model().initial_q();
-    v = nat_.model().initial_v();
-    RunStats setup_stats;
-    KeptConstraints<Eigen::Dynamic, Eigen::Dynamic> kc(nat_, rows_, setup_stats, sparse_, who);
-    kc.load(q, v);
-    kc.project_velocities(v);
-    kc.load(q, v);
-    nat_.Q(q, v, Q_);
-    Eigen::VectorXd a(n), lambda_kept(m);
-    kc.accelerations(Q_, a, lambda_kept);
-    lambda = lambda_kept;
-    yp.head(n) = v;
-    yp.segment(n, n) = a;
+    if (sparse_) consistent_start<true>(who, y, yp);
+    else consistent_start<false>(who, y, yp);
   }
 
   // The sparse pattern's entries of every natural DAE, on the diagonals of the (q, v) blocks:
@@ -201,6 +188,26 @@ class NaturalDae {
   std::vector<int64_t> col_ptr_, row_ind_;    // sparse mode: the iteration matrix's pattern
 
  private:
+  // consistent_q_v_lambda() on the dense or sparse constraint toolkit.
+  template <bool kSparse>
+  void consistent_start(const char* who, Eigen::Ref<Eigen::VectorXd> y, Eigen::Ref<Eigen::VectorXd> yp) {
+    const int n = nq(), m = nc();
+    auto q = y.head(n), v = y.segment(n, n), lambda = y.segment(2 * n, m);
+    q = nat_.model().initial_q();
+    v = nat_.model().initial_v();
+    RunStats setup_stats;
+    KeptConstraints<Eigen::Dynamic, Eigen::Dynamic, kSparse> kc(nat_, rows_, setup_stats, who);
+    kc.load(q, v);
+    kc.project_velocities(v);
+    kc.load(q, v);
+    nat_.Q(q, v, Q_);
+    Eigen::VectorXd a(n), lambda_kept(m);
+    kc.accelerations(Q_, a, lambda_kept);
+    lambda = lambda_kept;
+    yp.head(n) = v;
+    yp.segment(n, n) = a;
+  }
+
   struct KinematicSlots {
     int qq, qv, vv;  // (i, i) = cj, (i, nq + i) = -1, (nq + i, nq + i) = cj M_i
   };

@@ -70,10 +70,13 @@ inline double position_scale(const Model& model) {
   return scale > 0.0 ? scale : 1.0;
 }
 
-template <int NQ, int NR>
+// kSparse: G and S on fixed sparse patterns (dynamic sizes only), chosen once as a type, like the
+// linear-solver seam's (common/linear_solver.hpp), so no operation branches on it.
+template <int NQ, int NR, bool kSparse = false>
 class KeptConstraints {
  public:
   static constexpr bool kDynamic = NQ == Eigen::Dynamic || NR == Eigen::Dynamic;
+  static_assert(!kSparse || kDynamic, "the sparse path has dynamic sizes");
   using VecQ = Eigen::Matrix<double, kDynamic ? Eigen::Dynamic : NQ, 1>;
   using VecR = Eigen::Matrix<double, kDynamic ? Eigen::Dynamic : NR, 1>;
   using Jac = Eigen::Matrix<double, kDynamic ? Eigen::Dynamic : NR, kDynamic ? Eigen::Dynamic : NQ>;
@@ -81,20 +84,18 @@ class KeptConstraints {
 
   // nat: the caller's, which must outlive this. rows: the kept rows, ascending. stats: the
   // simulator's counters (Jacobian evaluations, projection iterations). who: the formulation's name,
-  // for error messages. sparse: G and S on fixed sparse patterns (Dynamic sizes only).
-  KeptConstraints(const NaturalCoordinates& nat, std::vector<int> rows, RunStats& stats, bool sparse, std::string who)
-      : nat_(&nat), cf_(nat), stats_(&stats), who_(std::move(who)), sparse_(kDynamic && sparse), n_q_(nat.nq()),
+  // for error messages.
+  KeptConstraints(const NaturalCoordinates& nat, std::vector<int> rows, RunStats& stats, std::string who)
+      : nat_(&nat), cf_(nat), stats_(&stats), who_(std::move(who)), n_q_(nat.nq()),
         n_r_(static_cast<int>(rows.size())), rows_(std::move(rows)), all_rows_(n_r_ == nat.nc()),
         Minv_(nat.M_diag().cwiseInverse()), Phi_all_(nat.nc()),
-        G_all_(all_rows_ || sparse_ ? 0 : nat.nc(), all_rows_ || sparse_ ? 0 : n_q_), r_(n_r_), c_(n_r_), mu_(n_r_),
+        G_all_(all_rows_ || kSparse ? 0 : nat.nc(), all_rows_ || kSparse ? 0 : n_q_), r_(n_r_), c_(n_r_), mu_(n_r_),
         rr_(n_r_), dl_(n_r_), dq_(n_q_), G_(dense(n_r_), dense(n_q_)), GMi_(dense(n_r_), dense(n_q_)),
         S_(dense(n_r_), dense(n_r_)), S_reg_(dense(n_r_), dense(n_r_)), llt_(dense(n_r_)), qb_(n_q_), vb_(n_q_),
         q_ref_(qb_), v_ref_(vb_) {
-    if constexpr (kDynamic) {
-      if (sparse_) {
-        G_sp_ = std::make_unique<SparseJacobian>(nat, rows_);
-        S_sp_ = std::make_unique<SparseSchur>(*G_sp_);
-      }
+    if constexpr (kSparse) {
+      G_sp_ = std::make_unique<SparseJacobian>(nat, rows_);
+      S_sp_ = std::make_unique<SparseSchur>(*G_sp_);
     }
     const double scale = position_scale(nat.model());
     tol_Phi_ = kProjectionPhiTol * scale;
@@ -106,7 +107,8 @@ class KeptConstraints {
       jacobian();
       factor();
       stats_->jacobian_evals = jacobian_evals;
-      pivot_floor_ = kSingularDrop * (sparse_ ? S_sp_->pivot_ratio() : pivot_ratio_);
+      if constexpr (kSparse) pivot_floor_ = kSingularDrop * S_sp_->pivot_ratio();
+      else pivot_floor_ = kSingularDrop * pivot_ratio_;
     }
   }
   KeptConstraints(const KeptConstraints&) = delete;
@@ -116,7 +118,7 @@ class KeptConstraints {
   int kept_rows() const { return n_r_; }
   int dropped_rows() const { return nat_->nc() - n_r_; }
   const std::vector<int>& rows() const { return rows_; }
-  bool sparse() const { return sparse_; }
+  static constexpr bool sparse() { return kSparse; }
   const VecQ& Minv() const { return Minv_; }  // M^-1 (1/kg)
 
   // The state the evaluations below use.
@@ -139,11 +141,9 @@ class KeptConstraints {
     evaluate_G();
   }
   void evaluate_G() {
-    if constexpr (kDynamic) {
-      if (sparse_) {
-        G_sp_->evaluate(q_ref_);
-        return;
-      }
+    if constexpr (kSparse) {
+      G_sp_->evaluate(q_ref_);
+      return;
     }
     if constexpr (!kDynamic) {  // fixed sizes: the inline arithmetic on the fixed-size types
       cf_.Phi_q(qb_, G_);
@@ -194,12 +194,10 @@ class KeptConstraints {
 
   // S = G M^-1 G^T of the last jacobian(), factored (file comment: near-singular S is shifted).
   void factor() {
-    if constexpr (kDynamic) {
-      if (sparse_) {
-        if (!S_sp_->assemble_and_factorize(*G_sp_, Minv_, kSingularShift, pivot_floor_))
-          throw SolverError(who_ + ": the sparse LDLT of G M^-1 G^T + delta I failed");
-        return;
-      }
+    if constexpr (kSparse) {
+      if (!S_sp_->assemble_and_factorize(*G_sp_, Minv_, kSingularShift, pivot_floor_))
+        throw SolverError(who_ + ": the sparse LDLT of G M^-1 G^T + delta I failed");
+      return;
     }
     GMi_.noalias() = G_ * Minv_.asDiagonal();
     if constexpr (NR == 1) {
@@ -220,11 +218,9 @@ class KeptConstraints {
   }
   // x = S^-1 b with the S of the last factor(): (S + delta I)^-1 b refined once against S.
   void solve(const VecR& b, VecR& x) {
-    if constexpr (kDynamic) {
-      if (sparse_) {
-        S_sp_->solve(b, x);
-        return;
-      }
+    if constexpr (kSparse) {
+      S_sp_->solve(b, x);
+      return;
     }
     if constexpr (NR == 1) {
       x[0] = s_inv_ * b[0];
@@ -240,33 +236,27 @@ class KeptConstraints {
   // y = G x (x of size nq).
   template <typename X>
   void g_times(const X& x, VecR& y) const {
-    if constexpr (kDynamic) {
-      if (sparse_) {
-        y.noalias() = G_sp_->matrix() * x;
-        return;
-      }
+    if constexpr (kSparse) {
+      y.noalias() = G_sp_->matrix() * x;
+      return;
     }
     y.noalias() = G_ * x;
   }
   // y = G^T x.
   template <typename Y>
   void gt_times(const VecR& x, Y& y) const {
-    if constexpr (kDynamic) {
-      if (sparse_) {
-        y.noalias() = G_sp_->matrix().transpose() * x;
-        return;
-      }
+    if constexpr (kSparse) {
+      y.noalias() = G_sp_->matrix().transpose() * x;
+      return;
     }
     y.noalias() = G_.transpose() * x;
   }
   // y = M^-1 G^T x (after factor(), which forms G M^-1 on the dense path).
   void mi_gt_times(const VecR& x, VecQ& y) const {
-    if constexpr (kDynamic) {
-      if (sparse_) {
-        y.noalias() = G_sp_->matrix().transpose() * x;
-        y.array() *= Minv_.array();
-        return;
-      }
+    if constexpr (kSparse) {
+      y.noalias() = G_sp_->matrix().transpose() * x;
+      y.array() *= Minv_.array();
+      return;
     }
     y.noalias() = GMi_.transpose() * x;
   }
@@ -274,12 +264,10 @@ class KeptConstraints {
   // y -= M^-1 G^T x (after factor()).
   template <typename Y>
   void sub_mi_gt_times(const VecR& x, Y&& y) {
-    if constexpr (kDynamic) {
-      if (sparse_) {
-        dq_.noalias() = G_sp_->matrix().transpose() * x;
-        y -= Minv_.cwiseProduct(dq_);
-        return;
-      }
+    if constexpr (kSparse) {
+      dq_.noalias() = G_sp_->matrix().transpose() * x;
+      y -= Minv_.cwiseProduct(dq_);
+      return;
     }
     y.noalias() -= GMi_.transpose() * x;
   }
@@ -338,7 +326,7 @@ class KeptConstraints {
   }
 
  private:
-  int dense(int n) const { return sparse_ ? 0 : n; }  // dense matrices are empty on the sparse path
+  static int dense(int n) { return kSparse ? 0 : n; }  // dense matrices are empty on the sparse path
   // No row dropped (always so for the fixed sizes): Phi, Phi_q, gamma are evaluated in place.
   bool all_rows() const {
     if constexpr (kDynamic) return all_rows_;
@@ -349,7 +337,6 @@ class KeptConstraints {
   ConstraintFunctions<NQ, NR> cf_;  // the fixed sizes' rows as quadratics (every row kept there)
   RunStats* stats_;
   std::string who_;
-  bool sparse_;              // G_sp_, S_sp_ instead of G_, GMi_, S_, llt_
   int n_q_, n_r_;
   std::vector<int> rows_;
   bool all_rows_;
@@ -364,7 +351,7 @@ class KeptConstraints {
   double pivot_ratio_ = 0.0; // smallest pivot share of the last factor() (file comment)
   double pivot_floor_ = 0.0; // kSingularDrop x its value at q0: below it, S is near-singular
   Eigen::LLT<MatR> llt_;
-  std::unique_ptr<SparseJacobian> G_sp_;
+  std::unique_ptr<SparseJacobian> G_sp_;  // kSparse: instead of G_, GMi_, S_, llt_
   std::unique_ptr<SparseSchur> S_sp_;
   double tol_Phi_ = 0.0, tol_dq_ = 0.0;
   double s_inv_ = 0.0;  // 1 / (G M^-1 G^T) for one kept row

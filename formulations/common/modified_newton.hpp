@@ -1,8 +1,5 @@
-// The Newton loop of the implicit natural-coordinate methods (penalty, gen-alpha): one step's
-// iteration on its unknowns, with the method's equations and convergence test as hooks.
-// alm-index3 (full Newton, its penalty raised at singular positions) writes the same counters and
-// rules in its own loop over the same hooks: run() inlined there cost instructions on its contact
-// path.
+// The Newton loop of the implicit natural-coordinate methods (alm-index3, penalty, gen-alpha): one
+// step's iteration on its unknowns, with the method's equations and convergence test as hooks.
 //
 // Modified Newton: the step's first tangent is kept while every correction is at most
 // `contraction` times the previous one, and refactored at the current iterate when it is not (a

@@ -88,7 +88,7 @@ class GenAlphaSimulator final : public FixedStepSimulator {
 
   GenAlphaSimulator(const Model& model, double rho_inf, double h, std::vector<int> rows)
       : FixedStepSimulator(model, h), nat_(model), c_(coefficients(rho_inf)),
-        kc_(nat_, std::move(rows), stats_, Solver::kSparse, "gen-alpha"), n_q_(nat_.nq()), n_c_(nat_.nc()), n_r_(kc_.kept_rows()),
+        kc_(nat_, std::move(rows), stats_, "gen-alpha"), n_q_(nat_.nq()), n_c_(nat_.nc()), n_r_(kc_.kept_rows()),
         redundant_(n_r_ < n_c_), forces_(nat_.has_force_elements()), M_(nat_.M_diag()), Q_(nat_.Q()),
         q0_(model.initial_q()), v0_(model.initial_v()), q_(n_q_), v_(n_q_), a_(n_q_), qdd_(n_q_), q_n_(n_q_), v_n_(n_q_),
         a_n_(n_q_), qdd_n_(n_q_), r_(n_q_), dq_(n_q_), Phi_(n_r_), lambda_(n_r_), mu_all_(n_c_), b_(n_q_ + n_r_),
@@ -233,7 +233,7 @@ class GenAlphaSimulator final : public FixedStepSimulator {
   NaturalCoordinates nat_;
   ConstraintFunctions<NQ, NC> cf_{nat_};  // Phi, Phi_q, ...: explicit quadratics at fixed sizes
   Coefficients c_;
-  KeptConstraints<NQ, NC> kc_;  // kept (independent) constraint rows, Phi_q of them, consistent start
+  KeptConstraints<NQ, NC, Solver::kSparse> kc_;  // kept (independent) constraint rows, Phi_q of them, consistent start
   int n_q_, n_c_, n_r_;
   bool redundant_;         // rows are dropped: the geometric stiffness takes every row's multiplier
   bool forces_;

@@ -53,10 +53,11 @@
 namespace mbs::projection {
 
 // kBaumgarte: with Baumgarte's feedback (set_baumgarte), compiled out of the plain equations.
-template <int NQ, int NR, bool kBaumgarte = false>
+// kSparse: G and S on fixed sparse patterns (common/kept_constraints.hpp), for large models.
+template <int NQ, int NR, bool kBaumgarte = false, bool kSparse = false>
 class ProjectionOde {
  public:
-  using Constraints = KeptConstraints<NQ, NR>;
+  using Constraints = KeptConstraints<NQ, NR, kSparse>;
   static constexpr bool kDynamic = Constraints::kDynamic;
   // Contacts take the dynamic sizes (make_sized): the fixed-size pendulums' right-hand side carries
   // no test for closed contacts, whose call alone was a measurable share of theirs.
@@ -68,8 +69,8 @@ class ProjectionOde {
 
   // rows: the kept (independent) constraint rows, ascending. stats: the simulator's counters, where
   // projection iterations and Jacobian evaluations are added.
-  ProjectionOde(const Model& model, std::vector<int> rows, RunStats& stats, bool sparse = false)
-      : nat_(model), kc_(nat_, std::move(rows), stats, sparse, "projection"), n_q_(nat_.nq()), n_r_(kc_.kept_rows()),
+  ProjectionOde(const Model& model, std::vector<int> rows, RunStats& stats)
+      : nat_(model), kc_(nat_, std::move(rows), stats, "projection"), n_q_(nat_.nq()), n_r_(kc_.kept_rows()),
         Q_(nat_.Q()), MiQ_(n_q_), r_(n_r_), gamma_(n_r_), c_(n_r_), lambda_(n_r_), dl_(n_r_), q0_(model.initial_q()),
         v0_(model.initial_v()), cs_(model), nct_(cs_.size()), cY_(n_q_, nct_), cD_(nct_, nct_), cb_(nct_), cx_(nct_), cforce_(nct_),
         cmu_(n_r_), cdy_(2 * n_q_), lcp_(nct_) {}

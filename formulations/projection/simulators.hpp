@@ -22,14 +22,14 @@ namespace mbs::projection {
 namespace {  // see the file comment
 
 // The index-1 equations with the projection after every step (and at t = 0) when `project`.
-template <int NQ, int NR, bool kBaumgarte>
-class Index1Ode final : public ProjectionOde<NQ, NR, kBaumgarte> {
+template <int NQ, int NR, bool kBaumgarte, bool kSparse = false>
+class Index1Ode final : public ProjectionOde<NQ, NR, kBaumgarte, kSparse> {
  public:
-  using Base = ProjectionOde<NQ, NR, kBaumgarte>;
+  using Base = ProjectionOde<NQ, NR, kBaumgarte, kSparse>;
   using typename Base::State;
   static constexpr bool kFeedback = kBaumgarte;
-  Index1Ode(const Model& model, RunStats& stats, std::vector<int> rows, bool sparse, bool project)
-      : Base(model, std::move(rows), stats, sparse), project_(project) {}
+  Index1Ode(const Model& model, RunStats& stats, std::vector<int> rows, bool project)
+      : Base(model, std::move(rows), stats), project_(project) {}
   const char* name() const { return kBaumgarte ? "baumgarte" : project_ ? "projection" : "unprojected"; }
   bool projects() const { return project_; }
   void initial_state(State& y) {
@@ -70,14 +70,17 @@ std::unique_ptr<Simulator> make_index1(const ErkCase& c, const Model& model, dou
   const int nq = model.nq(), nc = model.nc(), nr = static_cast<int>(rows.size());
   if (nr == nc && !sparse && !model.has_role(ElementRole::kContact)) {
     if (nq == 2 && nc == 1)
-      return make_erk_simulator<Index1Ode<2, 1, kBaumgarte>, Index1Simulator>(c, model, setting, std::move(rows), false, project);
+      return make_erk_simulator<Index1Ode<2, 1, kBaumgarte>, Index1Simulator>(c, model, setting, std::move(rows), project);
     if (nq == 3 && nc == 1)
-      return make_erk_simulator<Index1Ode<3, 1, kBaumgarte>, Index1Simulator>(c, model, setting, std::move(rows), false, project);
+      return make_erk_simulator<Index1Ode<3, 1, kBaumgarte>, Index1Simulator>(c, model, setting, std::move(rows), project);
     if (nq == 4 && nc == 2)
-      return make_erk_simulator<Index1Ode<4, 2, kBaumgarte>, Index1Simulator>(c, model, setting, std::move(rows), false, project);
+      return make_erk_simulator<Index1Ode<4, 2, kBaumgarte>, Index1Simulator>(c, model, setting, std::move(rows), project);
   }
+  if (sparse)
+    return make_erk_simulator<Index1Ode<Eigen::Dynamic, Eigen::Dynamic, kBaumgarte, true>, Index1Simulator>(
+        c, model, setting, std::move(rows), project);
   return make_erk_simulator<Index1Ode<Eigen::Dynamic, Eigen::Dynamic, kBaumgarte>, Index1Simulator>(
-      c, model, setting, std::move(rows), sparse, project);
+      c, model, setting, std::move(rows), project);
 }
 
 }  // namespace
