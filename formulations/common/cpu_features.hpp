@@ -13,3 +13,14 @@
 #include <sys/platform/x86.h>
 #endif
 #endif
+
+#if defined(MBS_HAVE_CPU_FEATURES)
+namespace mbs {
+// FMA active after glibc's tunables: scripts/perf-check masks it, so that its instruction counts
+// take the code without FMA on every machine.
+inline bool fma_active() {
+  static const bool active = CPU_FEATURE_ACTIVE(FMA);
+  return active;
+}
+}  // namespace mbs
+#endif

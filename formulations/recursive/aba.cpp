@@ -5,6 +5,7 @@
 #include "common/cpu_features.hpp"
 #include "common/vector_math.hpp"
 #include "recursive/kinematics.hpp"
+#include "recursive/pins_forward.hpp"
 
 namespace mbs::recursive {
 
@@ -245,64 +246,11 @@ inline __attribute__((always_inline)) void pins_body(const SpatialTree& tree, co
                                                     Eigen::Ref<Eigen::VectorXd> qdd, const BodyForces* f_ext) {
   // aba_planar's pin branches on plain scalars: one compact record per body, no Eigen object built
   // per body, the articulated inertia's six distinct entries, each body's own inertia turned as
-  // [a (R c)^T; R c, m 1] (PinBody).
+  // [a (R c)^T; R c, m 1] (PinBody), set by the forward pass shared with CRBA.
+  pins_forward(tree, q, qd, ws, f_ext);
   const int n = static_cast<int>(tree.pin_bodies.size());
   const PinBody* B = tree.pin_bodies.data();
   TreeWorkspace::Pin* W = ws.pins.data();
-  // Each forward loop takes the parent's values from registers where the parent is the body just
-  // before (a chain), as the backward pass below does.
-  double prev_phi = 0.0;
-  for (int i = 0; i < n; ++i) {
-    const int p = B[i].parent;
-    W[i].phi = prev_phi = (p < 0 ? 0.0 : p == i - 1 ? prev_phi : W[p].phi) + B[i].sigma * q[B[i].q];
-  }
-  sin_cos_all(
-      n, [W](int i) -> double& { return W[i].phi; }, [W](int i) -> double& { return W[i].si; },
-      [W](int i) -> double& { return W[i].co; });
-  double pv0 = 0.0, pv1 = 0.0, pv2 = 0.0;  // the previous body's velocity
-  for (int i = 0; i < n; ++i) {
-    const PinBody& b = B[i];
-    TreeWorkspace::Pin& w = W[i];
-    double v0 = 0.0, v1 = 0.0, v2 = 0.0;
-    if (b.parent < 0) {
-      w.tx = -b.py;
-      w.ty = b.px;
-    } else {
-      const TreeWorkspace::Pin& wp = W[b.parent];
-      w.tx = -(wp.si * b.px + wp.co * b.py);
-      w.ty = wp.co * b.px - wp.si * b.py;
-      const bool chain = b.parent == i - 1;
-      v0 = chain ? pv0 : wp.v0;
-      v1 = (chain ? pv1 : wp.v1) + v0 * w.tx;
-      v2 = (chain ? pv2 : wp.v2) + v0 * w.ty;
-    }
-    const double wJ = b.sigma * qd[b.q];
-    v0 += wJ;
-    w.c1 = v2 * wJ;
-    w.c2 = -v1 * wJ;
-    w.v0 = pv0 = v0;
-    w.v1 = pv1 = v1;
-    w.v2 = pv2 = v2;
-    const double cx = w.co * b.cx - w.si * b.cy, cy = w.si * b.cx + w.co * b.cy;
-    w.a = b.a;
-    w.cx = cx;
-    w.cy = cy;
-    w.b00 = b.m;
-    w.b01 = 0.0;
-    w.b11 = b.m;
-    const double f1 = cx * v0 + b.m * v1, f2 = cy * v0 + b.m * v2;
-    w.p0 = v1 * f2 - v2 * f1;
-    w.p1 = -v0 * f2;
-    w.p2 = v0 * f1;
-  }
-  // External forces, in aba_planar's frames (at the joint, plane axes); a loop of its own, as there.
-  if (f_ext != nullptr)
-    for (int i = 0; i < n; ++i) {
-      const Vec3& f = f_ext->planar[i];
-      W[i].p0 -= f[0];
-      W[i].p1 -= f[1];
-      W[i].p2 -= f[2];
-    }
   // What a body passes to its parent. Where the parent is the body just before it (a chain), the
   // next iteration takes it from these registers, not through the parent's record: a store and a
   // load on the recursion's dependency chain at every body (docs/formulations.md, Method notes).
@@ -396,11 +344,6 @@ __attribute__((target("fma"))) void pins_fma(const SpatialTree& tree, const Eige
                                              const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws,
                                              Eigen::Ref<Eigen::VectorXd> qdd, const BodyForces* f_ext) {
   pins_body(tree, q, qd, ws, qdd, f_ext);
-}
-
-bool fma_active() {
-  static const bool active = CPU_FEATURE_ACTIVE(FMA);
-  return active;
 }
 #define MBS_PINS_FMA 1
 #endif

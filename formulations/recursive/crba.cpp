@@ -1,6 +1,8 @@
 #include "recursive/crba.hpp"
 
+#include "common/cpu_features.hpp"
 #include "recursive/kinematics.hpp"
+#include "recursive/pins_forward.hpp"
 
 namespace mbs::recursive {
 
@@ -29,8 +31,123 @@ void composite_mass_matrix(const SpatialTree& tree, TreeWorkspace& ws) {
   }
 }
 
+namespace {
+// LTDL on a chain of DOFs (tree.dof_chain): every DOF's ancestors are the DOFs before it, so the
+// factor's rows are contiguous and the updates vectorize. Featherstone's Table 6.3 otherwise.
+inline __attribute__((always_inline)) void chain_ltdl_factor(int nv, MassMatrix& H) {
+  for (int k = nv - 1; k >= 0; --k) {
+    double* Hk = H.row(k).data();
+    const double d_inv = 1.0 / Hk[k];
+    for (int i = k - 1; i >= 0; --i) {
+      double* Hi = H.row(i).data();
+      const double a = Hk[i] * d_inv;
+      for (int j = 0; j <= i; ++j) Hi[j] -= a * Hk[j];
+      Hk[i] = a;
+    }
+  }
+}
+
+inline __attribute__((always_inline)) void chain_ltdl_solve(int nv, const MassMatrix& L, Eigen::Ref<Eigen::VectorXd> x_) {
+  double* x = x_.data();  // plain loops where they vectorize (no reduction): no expression per row
+  for (int i = nv - 1; i >= 0; --i) {
+    const double* Li = L.row(i).data();
+    const double xi = x[i];
+    for (int j = 0; j < i; ++j) x[j] -= Li[j] * xi;
+  }
+  for (int i = 0; i < nv; ++i) x[i] /= L(i, i);
+  for (int i = 1; i < nv; ++i) x[i] -= L.row(i).head(i).dot(x_.head(i));  // Eigen's dot: vectorized sums
+}
+
+// The pin path's body; compiled twice below, with and without fused multiply-adds (as ABA's).
+inline __attribute__((always_inline)) void crba_pins_body(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                                                         const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws,
+                                                         Eigen::Ref<Eigen::VectorXd> qdd, const BodyForces* f_ext) {
+  pins_forward(tree, q, qd, ws, f_ext);
+  const int n = static_cast<int>(tree.pin_bodies.size());
+  const PinBody* B = tree.pin_bodies.data();
+  TreeWorkspace::Pin* W = ws.pins.data();
+  // Recursive Newton-Euler at qdd = 0: accelerations from the base's (gravity as an upward
+  // acceleration), body forces I a + v x* (I v) - f_ext into p.
+  const double g1 = -tree.gravity.dot(tree.e1), g2 = -tree.gravity.dot(tree.e2);
+  for (int i = 0; i < n; ++i) {
+    TreeWorkspace::Pin& w = W[i];
+    double a0 = 0.0, a1 = g1, a2 = g2;
+    if (B[i].parent >= 0) {
+      const TreeWorkspace::Pin& wp = W[B[i].parent];
+      a0 = wp.a0;
+      a1 = wp.a1 + a0 * w.tx;
+      a2 = wp.a2 + a0 * w.ty;
+    }
+    w.a0 = a0;
+    w.a1 = a1 += w.c1;
+    w.a2 = a2 += w.c2;
+    w.p0 += w.a * a0 + w.cx * a1 + w.cy * a2;
+    w.p1 += w.cx * a0 + w.b00 * a1;
+    w.p2 += w.cy * a0 + w.b00 * a2;
+  }
+  // Backward: the joint force's bias b = -S^T f, the composite inertias (a, cx, cy, m) passed to the
+  // parent through t (first moment + m t, moment of inertia + 2 t.c + m |t|^2), and H's column of
+  // the body's joint: S^T I^c S on the diagonal, the force I^c S carried up to each ancestor joint.
+  MassMatrix& H = ws.H;
+  for (int i = n - 1; i >= 0; --i) {
+    const PinBody& b = B[i];
+    TreeWorkspace::Pin& w = W[i];
+    ws.b[b.q] = -b.sigma * w.p0;
+    H(b.q, b.q) = w.a;
+    double f0 = b.sigma * w.a;
+    const double f1 = b.sigma * w.cx, f2 = b.sigma * w.cy;
+    for (int k = i, j = b.parent; j >= 0; k = j, j = B[j].parent) {
+      f0 += W[k].tx * f1 + W[k].ty * f2;
+      H(b.q, B[j].q) = B[j].sigma * f0;
+    }
+    if (b.parent < 0) continue;
+    TreeWorkspace::Pin& wp = W[b.parent];
+    const double m = w.b00, tx = w.tx, ty = w.ty;
+    wp.p0 += w.p0 + tx * w.p1 + ty * w.p2;
+    wp.p1 += w.p1;
+    wp.p2 += w.p2;
+    wp.a += w.a + 2.0 * (w.cx * tx + w.cy * ty) + m * (tx * tx + ty * ty);
+    wp.cx += w.cx + m * tx;
+    wp.cy += w.cy + m * ty;
+    wp.b00 += m;
+  }
+  qdd = ws.b;
+  if (tree.dof_chain) {
+    chain_ltdl_factor(tree.nv, H);
+    chain_ltdl_solve(tree.nv, H, qdd);
+  } else {
+    ltdl_factor(tree, H);
+    ltdl_solve(tree, H, qdd);
+  }
+}
+
+void crba_pins_plain(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                     const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd,
+                     const BodyForces* f_ext) {
+  crba_pins_body(tree, q, qd, ws, qdd, f_ext);
+}
+
+#if defined(MBS_HAVE_CPU_FEATURES)
+__attribute__((target("fma"))) void crba_pins_fma(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                                                  const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws,
+                                                  Eigen::Ref<Eigen::VectorXd> qdd, const BodyForces* f_ext) {
+  crba_pins_body(tree, q, qd, ws, qdd, f_ext);
+}
+#endif
+}  // namespace
+
+void crba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                      const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd,
+                      const BodyForces* f_ext) {
+#if defined(MBS_HAVE_CPU_FEATURES)
+  if (fma_active()) return crba_pins_fma(tree, q, qd, ws, qdd, f_ext);
+#endif
+  crba_pins_plain(tree, q, qd, ws, qdd, f_ext);
+}
+
 void crba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
           TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd, const BodyForces* f_ext) {
+  if (tree.pins) return crba_planar_pins(tree, q, qd, ws, qdd, f_ext);
   const int n = static_cast<int>(tree.bodies.size());
   kinematics(tree, q, qd, ws);
   // Bias C(q, qd) with gravity: recursive Newton-Euler at qdd = 0 (pA holds the body forces).
@@ -55,8 +172,9 @@ void crba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, c
   ltdl_solve(tree, ws.H, qdd);
 }
 
-void ltdl_factor(const SpatialTree& tree, Eigen::MatrixXd& H) {
+void ltdl_factor(const SpatialTree& tree, MassMatrix& H) {
   // L^T D L in place (Featherstone, Table 6.3): the factor stays in H's tree pattern.
+  if (tree.dof_chain) return chain_ltdl_factor(tree.nv, H);
   const std::vector<int>& lambda = tree.dof_parent;
   for (int k = tree.nv - 1; k >= 0; --k) {
     for (int i = lambda[k]; i >= 0; i = lambda[i]) {
@@ -67,8 +185,9 @@ void ltdl_factor(const SpatialTree& tree, Eigen::MatrixXd& H) {
   }
 }
 
-void ltdl_solve(const SpatialTree& tree, const Eigen::MatrixXd& L, Eigen::Ref<Eigen::VectorXd> x) {
+void ltdl_solve(const SpatialTree& tree, const MassMatrix& L, Eigen::Ref<Eigen::VectorXd> x) {
   // H x = b: x = L^-T b, x = D^-1 x, x = L^-1 x.
+  if (tree.dof_chain) return chain_ltdl_solve(tree.nv, L, x);
   const std::vector<int>& lambda = tree.dof_parent;
   for (int i = tree.nv - 1; i >= 0; --i)
     for (int j = lambda[i]; j >= 0; j = lambda[j]) x[j] -= L(i, j) * x[i];

@@ -13,10 +13,14 @@ namespace mbs::recursive {
 // LTDL, Table 6.3), O(N d^2) for depth d.
 void crba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
           TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd, const BodyForces* f_ext = nullptr);
+// crba() on a planar tree of pins (tree.pins), on scalars as aba_planar_pins: what crba() runs there.
+void crba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                      const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd,
+                      const BodyForces* f_ext = nullptr);
 // The tree-sparse L^T D L of H in place (its lower triangle; Featherstone, Table 6.3), and H x = b
 // solved in place with that factor.
-void ltdl_factor(const SpatialTree& tree, Eigen::MatrixXd& H);
-void ltdl_solve(const SpatialTree& tree, const Eigen::MatrixXd& L, Eigen::Ref<Eigen::VectorXd> x);
+void ltdl_factor(const SpatialTree& tree, MassMatrix& H);
+void ltdl_solve(const SpatialTree& tree, const MassMatrix& L, Eigen::Ref<Eigen::VectorXd> x);
 // H at the configuration of the last kinematics() call into ws.H, factored by ltdl_factor.
 void factored_mass_matrix(const SpatialTree& tree, TreeWorkspace& ws);
 // Composite inertias and H's tree pattern (H(i, j) for j an ancestor DOF of i, or of i's own joint)

@@ -471,6 +471,8 @@ void TreeBuilder::finish() {
       }
     for (int k = 0; k < b.nv; ++k) tree_.dof_parent[b.vi + k] = k == 0 ? last : b.vi + k - 1;
   }
+  tree_.dof_chain = true;
+  for (int k = 0; k < tree_.nv; ++k) tree_.dof_chain = tree_.dof_chain && tree_.dof_parent[k] == k - 1;
 }
 
 }  // namespace

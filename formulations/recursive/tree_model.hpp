@@ -101,6 +101,7 @@ struct SpatialTree {
   int nq = 0, nv = 0;
   std::vector<TreeBody> bodies;  // parents before children
   std::vector<int> dof_parent;   // lambda over velocity DOFs (-1: none): Featherstone's expanded parent array
+  bool dof_chain = false;        // dof_parent[k] = k - 1 for every k: H is dense, its factor too
   Eigen::VectorXd q0, v0;        // the model's initial state in tree coordinates
   bool has_quaternions = false;
   int depth = 0;                 // longest chain of bodies
@@ -119,6 +120,9 @@ struct SpatialTree {
 std::string build_spatial_tree(const Model& model, SpatialTree& tree);
 
 // Scratch for the algorithms, sized once from the tree.
+// Row-major: LTDL runs along rows of the lower triangle (a DOF's ancestors), contiguous on a chain.
+using MassMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
 struct TreeWorkspace {
   TreeWorkspace(const SpatialTree& tree, bool with_mass_matrix);
   std::vector<Mat3> E;                // parent -> child rotation
@@ -130,7 +134,7 @@ struct TreeWorkspace {
   std::vector<VecJ> u;
   std::vector<Mat3> Rw;               // world (model local) orientation of each body
   std::vector<Vec3> ow;               // world position of each body's origin
-  Eigen::MatrixXd H;                  // CRBA: joint-space mass matrix, then its L^T D L factors (lower triangle)
+  MassMatrix H;                       // CRBA: joint-space mass matrix, then its L^T D L factors (lower triangle)
   Eigen::VectorXd b;                  // CRBA: right-hand side
   // Planar path, one record per body (kept together: the recursions touch all of a body at once),
   // in frames at the joints with the plane's axes.
