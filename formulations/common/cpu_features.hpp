@@ -22,5 +22,9 @@ inline bool fma_active() {
   static const bool active = CPU_FEATURE_ACTIVE(FMA);
   return active;
 }
+inline bool avx2_active() {
+  static const bool active = CPU_FEATURE_ACTIVE(AVX2);
+  return active;
+}
 }  // namespace mbs
 #endif

@@ -33,10 +33,6 @@ inline constexpr int kVectorSinCosFrom = 8;
 
 #if defined(MBS_HAVE_LIBMVEC) && defined(MBS_HAVE_CPU_FEATURES)
 namespace detail {
-inline bool avx2_active() {
-  static const bool active = CPU_FEATURE_ACTIVE(AVX2);
-  return active;
-}
 
 // Four angles a call from i on while four remain; returns where it stopped.
 template <class Phi, class Sin, class Cos>
@@ -62,7 +58,7 @@ template <class Phi, class Sin, class Cos>
 inline void sin_cos_all(int n, Phi&& phi, Sin&& si, Cos&& co) {
   int i = 0;
 #if defined(MBS_HAVE_LIBMVEC) && defined(MBS_HAVE_CPU_FEATURES)
-  if (n >= kVectorSinCosFrom && detail::avx2_active()) i = detail::sin_cos_by_four(i, n, phi, si, co);
+  if (n >= kVectorSinCosFrom && avx2_active()) i = detail::sin_cos_by_four(i, n, phi, si, co);
   for (; n >= kVectorSinCosFrom && i + 1 < n; i += 2) {
     const __m128d x = _mm_set_pd(phi(i + 1), phi(i));
     const __m128d s = _ZGVbN2v_sin(x), c = _ZGVbN2v_cos(x);

@@ -72,11 +72,15 @@ inline __attribute__((always_inline)) void crba_pins_body(const SpatialTree& tre
   for (int i = 0; i < n; ++i) {
     TreeWorkspace::Pin& w = W[i];
     double a0 = 0.0, a1 = g1, a2 = g2;
+    w.X = w.tx;
+    w.Y = w.ty;
     if (B[i].parent >= 0) {
       const TreeWorkspace::Pin& wp = W[B[i].parent];
       a0 = wp.a0;
       a1 = wp.a1 + a0 * w.tx;
       a2 = wp.a2 + a0 * w.ty;
+      w.X += wp.X;
+      w.Y += wp.Y;
     }
     w.a0 = a0;
     w.a1 = a1 += w.c1;
@@ -86,19 +90,22 @@ inline __attribute__((always_inline)) void crba_pins_body(const SpatialTree& tre
     w.p2 += w.cy * a0 + w.b00 * a2;
   }
   // Backward: the joint force's bias b = -S^T f, the composite inertias (a, cx, cy, m) passed to the
-  // parent through t (first moment + m t, moment of inertia + 2 t.c + m |t|^2), and H's column of
-  // the body's joint: S^T I^c S on the diagonal, the force I^c S carried up to each ancestor joint.
+  // parent through t (first moment + m t, moment of inertia + 2 t.c + m |t|^2), and H's row of the
+  // body's joint: S^T I^c S on the diagonal, and the force I^c S = (a, cx, cy) carried up to each
+  // ancestor joint j, whose moment gains cx t_x + cy t_y summed over the path, (X_i - X_j, Y_i - Y_j):
+  // every entry on its own, none waiting for the one below it.
   MassMatrix& H = ws.H;
   for (int i = n - 1; i >= 0; --i) {
     const PinBody& b = B[i];
     TreeWorkspace::Pin& w = W[i];
     ws.b[b.q] = -b.sigma * w.p0;
     H(b.q, b.q) = w.a;
-    double f0 = b.sigma * w.a;
-    const double f1 = b.sigma * w.cx, f2 = b.sigma * w.cy;
-    for (int k = i, j = b.parent; j >= 0; k = j, j = B[j].parent) {
-      f0 += W[k].tx * f1 + W[k].ty * f2;
-      H(b.q, B[j].q) = B[j].sigma * f0;
+    const double f0 = b.sigma * (w.a + w.cx * w.X + w.cy * w.Y), f1 = b.sigma * w.cx, f2 = b.sigma * w.cy;
+    if (tree.dof_chain) {  // ancestors 0 .. i-1, body j's DOF j
+      double* Hi = H.row(b.q).data();
+      for (int j = 0; j < i; ++j) Hi[j] = B[j].sigma * (f0 - f1 * W[j].X - f2 * W[j].Y);
+    } else {
+      for (int j = b.parent; j >= 0; j = B[j].parent) H(b.q, B[j].q) = B[j].sigma * (f0 - f1 * W[j].X - f2 * W[j].Y);
     }
     if (b.parent < 0) continue;
     TreeWorkspace::Pin& wp = W[b.parent];
@@ -128,7 +135,8 @@ void crba_pins_plain(const SpatialTree& tree, const Eigen::Ref<const Eigen::Vect
 }
 
 #if defined(MBS_HAVE_CPU_FEATURES)
-__attribute__((target("fma"))) void crba_pins_fma(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+// With AVX2 as well: LTDL's row updates are vector loops, four doubles wide.
+__attribute__((target("avx2,fma"))) void crba_pins_fma(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
                                                   const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws,
                                                   Eigen::Ref<Eigen::VectorXd> qdd, const BodyForces* f_ext) {
   crba_pins_body(tree, q, qd, ws, qdd, f_ext);
@@ -140,7 +148,7 @@ void crba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::Vec
                       const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd,
                       const BodyForces* f_ext) {
 #if defined(MBS_HAVE_CPU_FEATURES)
-  if (fma_active()) return crba_pins_fma(tree, q, qd, ws, qdd, f_ext);
+  if (fma_active() && avx2_active()) return crba_pins_fma(tree, q, qd, ws, qdd, f_ext);
 #endif
   crba_pins_plain(tree, q, qd, ws, qdd, f_ext);
 }

@@ -158,6 +158,7 @@ struct TreeWorkspace {
     double p0 = 0.0, p1 = 0.0, p2 = 0.0;      // bias force
     double Dinv = 0.0;
     double a0 = 0.0, a1 = 0.0, a2 = 0.0;      // acceleration
+    double X = 0.0, Y = 0.0;                  // CRBA: t summed from the root, so t's sum over a path is a difference
   };
   std::vector<Pin> pins;              // sized when the tree's joints are all pins
 };
