@@ -19,8 +19,10 @@
 #include <Eigen/SparseCore>
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/independent_rows.hpp"
@@ -67,6 +69,8 @@ class NaturalDae {
         lambda_all_(Eigen::VectorXd::Zero(nat_.nc())),
         Phi_q_(nc(), nat_.nq()) {
     build_hessian_entries();
+    kept_index_.assign(nat_.nc(), -1);
+    for (int k = 0; k < nc(); ++k) kept_index_[rows_[k]] = k;
     if (sparse_) Phi_q_sp_ = std::make_unique<SparseJacobian>(nat_, rows_);
   }
 
@@ -139,6 +143,61 @@ class NaturalDae {
     return t;
   }
 
+  // Where a DAE's constraint terms go in the sparse iteration matrix, declared once by the DAE:
+  // the kept rows' Phi_q entry p = (k, i) at (row + k, col + i), or transposed at (row + i, col + k);
+  // a second-derivative entry e (hess_) at (row + e.i, e.j), or by its constraint at
+  // (row + kept index of e.row, e.j). `slots` receives, entry by entry, where each value goes.
+  struct JacobianPlacement {
+    int row, col;
+    bool transposed;
+    std::vector<int>* slots;
+  };
+  struct HessianPlacement {
+    int row;
+    bool by_constraint;
+    std::vector<int>* slots;
+  };
+  // Sparse mode: the pattern of a size x size iteration matrix, the (q, v) blocks' diagonals
+  // (kinematic_pattern()) and the placements given, and the placements' slots.
+  void place_constraint_terms(int size, std::initializer_list<JacobianPlacement> jacobian,
+                              std::initializer_list<HessianPlacement> hessian) {
+    const auto& J = Phi_q_sp_->matrix();  // row-major: outer index k, the kept row
+    auto jacobian_at = [](const JacobianPlacement& a, int k, int i) {
+      return a.transposed ? std::pair{a.row + i, a.col + k} : std::pair{a.row + k, a.col + i};
+    };
+    auto hessian_at = [this](const HessianPlacement& a, const HessEntry& e) {
+      return std::pair{a.row + (a.by_constraint ? kept_index_[e.row] : e.i), e.j};
+    };
+    std::vector<Eigen::Triplet<double, int>> t = kinematic_pattern();
+    for (const JacobianPlacement& a : jacobian)
+      for (int k = 0; k < nc(); ++k)
+        for (int p = J.outerIndexPtr()[k]; p < J.outerIndexPtr()[k + 1]; ++p) {
+          const auto [r, c] = jacobian_at(a, k, J.innerIndexPtr()[p]);
+          t.emplace_back(r, c, 1.0);
+        }
+    for (const HessianPlacement& a : hessian)
+      for (const HessEntry& e : hess_) {
+        const auto [r, c] = hessian_at(a, e);
+        t.emplace_back(r, c, 1.0);
+      }
+    set_pattern(size, t);
+    for (const JacobianPlacement& a : jacobian) {
+      a.slots->clear();
+      for (int k = 0; k < nc(); ++k)
+        for (int p = J.outerIndexPtr()[k]; p < J.outerIndexPtr()[k + 1]; ++p) {
+          const auto [r, c] = jacobian_at(a, k, J.innerIndexPtr()[p]);
+          a.slots->push_back(slot(r, c));
+        }
+    }
+    for (const HessianPlacement& a : hessian) {
+      a.slots->clear();
+      for (const HessEntry& e : hess_) {
+        const auto [r, c] = hessian_at(a, e);
+        a.slots->push_back(slot(r, c));
+      }
+    }
+  }
+
   // The sparse iteration matrix's pattern: the (row, column) entries given (kinematic_pattern()'s
   // among them), size x size; slot() then finds where an entry's value goes.
   void set_pattern(int size, const std::vector<Eigen::Triplet<double, int>>& entries) {
@@ -171,6 +230,7 @@ class NaturalDae {
   Eigen::VectorXd Q_;              // applied forces at the current state (N)
   Eigen::MatrixXd dQ_dq_, dQ_dv_;  // their Jacobians (only sized with force elements)
   std::vector<int> rows_;          // independent constraint rows of the model, ascending
+  std::vector<int> kept_index_;    // model row -> its index among rows_ (-1: dropped)
   Eigen::VectorXd inv_m_;          // M^-1 (diagonal)
   Eigen::MatrixXd Phi_q_all_;      // model's nc x nq workspace
   Eigen::VectorXd Phi_all_;        // model's nc workspace

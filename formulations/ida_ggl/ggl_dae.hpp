@@ -43,9 +43,7 @@ class GglDae : public ida::NaturalDae {
   void consistent_initial_conditions(Vec y, Vec yp);
 
  private:
-  void build_sparse_pattern();
 
-  std::vector<int> kept_index_;  // model row -> index among the kept rows (-1: dropped)
   Eigen::VectorXd mu_all_;       // mu scattered onto the model's rows (dropped: 0)
   Eigen::VectorXd tmp_n_;        // nq workspace
   // Sparse mode: where each term goes.

@@ -39,45 +39,17 @@ namespace mbs::ida_ggl {
 
 GglDae::GglDae(const Model& model, bool sparse)
     : NaturalDae(model, sparse),
-      kept_index_(nat_.nc(), -1),
       mu_all_(Eigen::VectorXd::Zero(nat_.nc())),
       tmp_n_(nat_.nq()) {
-  for (int k = 0; k < nc(); ++k) kept_index_[rows_[k]] = k;
-  if (sparse_) build_sparse_pattern();
-}
-
-void GglDae::build_sparse_pattern() {
-  const int n = nq(), m = nc();
-  const auto& J = Phi_q_sp_->matrix();
-  const int vel = 2 * n + m;  // first velocity-level row; also the first mu column
-  std::vector<Eigen::Triplet<double, int>> t = kinematic_pattern();
-  for (int k = 0; k < m; ++k)
-    for (int p = J.outerIndexPtr()[k]; p < J.outerIndexPtr()[k + 1]; ++p) {
-      const int i = J.innerIndexPtr()[p];
-      t.emplace_back(i, vel + k, 1.0);
-      t.emplace_back(n + i, 2 * n + k, 1.0);
-      t.emplace_back(2 * n + k, i, 1.0);
-      t.emplace_back(vel + k, n + i, 1.0);
-    }
-  for (const HessEntry& e : hess_) {
-    t.emplace_back(e.i, e.j, 1.0);
-    t.emplace_back(n + e.i, e.j, 1.0);
-    t.emplace_back(vel + kept_index_[e.row], e.j, 1.0);
-  }
-  set_pattern(size(), t);
-  for (int k = 0; k < m; ++k)
-    for (int p = J.outerIndexPtr()[k]; p < J.outerIndexPtr()[k + 1]; ++p) {
-      const int i = J.innerIndexPtr()[p];
-      slot_kin_mu_.push_back(slot(i, vel + k));
-      slot_dyn_lambda_.push_back(slot(n + i, 2 * n + k));
-      slot_pos_q_.push_back(slot(2 * n + k, i));
-      slot_vel_v_.push_back(slot(vel + k, n + i));
-    }
-  for (const HessEntry& e : hess_) {
-    hslot_kin_.push_back(slot(e.i, e.j));
-    hslot_dyn_.push_back(slot(n + e.i, e.j));
-    hslot_vel_.push_back(slot(vel + kept_index_[e.row], e.j));
-  }
+  // Sparse mode: Phi_q transposed in the kinematics (x M^-1 mu) and in the dynamics (x lambda), at
+  // the position level, and at the velocity level (x v); the second derivatives in the kinematics'
+  // and the dynamics' q blocks and, by constraint, in the velocity level's.
+  const int n = nq(), vel = 2 * n + nc();
+  if (sparse_)
+    place_constraint_terms(size(),
+                           {{0, vel, true, &slot_kin_mu_}, {n, 2 * n, true, &slot_dyn_lambda_},
+                            {2 * n, 0, false, &slot_pos_q_}, {vel, n, false, &slot_vel_v_}},
+                           {{0, false, &hslot_kin_}, {n, false, &hslot_dyn_}, {vel, true, &hslot_vel_}});
 }
 
 void GglDae::residual(const Eigen::Ref<const Eigen::VectorXd>& y, const Eigen::Ref<const Eigen::VectorXd>& yp,

@@ -49,27 +49,10 @@ namespace mbs::ida_index3 {
 // The DAE
 
 Index3Dae::Index3Dae(const Model& model, bool sparse) : NaturalDae(model, sparse) {
-  if (sparse_) build_sparse_pattern();
-}
-
-void Index3Dae::build_sparse_pattern() {
-  const int n = nq(), m = nc();
-  const auto& J = Phi_q_sp_->matrix();
-  std::vector<Eigen::Triplet<double, int>> t = kinematic_pattern();
-  for (int k = 0; k < m; ++k)
-    for (int p = J.outerIndexPtr()[k]; p < J.outerIndexPtr()[k + 1]; ++p) {
-      t.emplace_back(2 * n + k, J.innerIndexPtr()[p], 1.0);
-      t.emplace_back(n + J.innerIndexPtr()[p], 2 * n + k, 1.0);
-    }
-  // Geometric stiffness sum_k lambda_k d2Phi_k/dq2 of the kept rows.
-  for (const HessEntry& e : hess_) t.emplace_back(n + e.i, e.j, 1.0);
-  set_pattern(size(), t);
-  for (int k = 0; k < m; ++k)
-    for (int p = J.outerIndexPtr()[k]; p < J.outerIndexPtr()[k + 1]; ++p) {
-      slot_j_.push_back(slot(2 * n + k, J.innerIndexPtr()[p]));
-      slot_jt_.push_back(slot(n + J.innerIndexPtr()[p], 2 * n + k));
-    }
-  for (const HessEntry& e : hess_) slot_hess_.push_back(slot(n + e.i, e.j));
+  // Sparse mode: Phi_q at the position level and, transposed, in the dynamics (x lambda); the
+  // geometric stiffness sum_k lambda_k Phi_k,qq in the dynamics' q block.
+  const int n = nq();
+  if (sparse_) place_constraint_terms(size(), {{2 * n, 0, false, &slot_j_}, {n, 2 * n, true, &slot_jt_}}, {{n, false, &slot_hess_}});
 }
 
 void Index3Dae::jacobian_sparse(double cj, const Eigen::Ref<const Eigen::VectorXd>& y, double* values) {

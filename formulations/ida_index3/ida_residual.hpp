@@ -36,9 +36,7 @@ class Index3Dae : public ida::NaturalDae {
   void consistent_initial_conditions(Vec y, Vec yp);
 
  private:
-  void build_sparse_pattern();
-
-  // Sparse mode: where each term goes.
+  // Sparse mode: where each term goes (place_constraint_terms).
   std::vector<int> slot_j_, slot_jt_;          // Phi_q entry p at (2 nq + k, i) and at (nq + i, 2 nq + k)
   std::vector<int> slot_hess_;                 // hess_[e] at (nq + i, j), x lambda
 };
