@@ -2,7 +2,6 @@
 
 #include <cmath>
 
-#include "common/cpu_features.hpp"
 #include "common/vector_math.hpp"
 #include "recursive/kinematics.hpp"
 #include "recursive/pins_forward.hpp"
@@ -240,7 +239,7 @@ void aba_spatial(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd
 }
 
 namespace {
-// The pin path's body; compiled twice below, with and without fused multiply-adds.
+// The pin path's body; compiled twice (run_pin_path), with and without FMA.
 inline __attribute__((always_inline)) void pins_body(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
                                                     const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws,
                                                     Eigen::Ref<Eigen::VectorXd> qdd, const BodyForces* f_ext) {
@@ -330,32 +329,12 @@ inline __attribute__((always_inline)) void pins_body(const SpatialTree& tree, co
   }
 }
 
-void pins_plain(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
-                const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd,
-                const BodyForces* f_ext) {
-  pins_body(tree, q, qd, ws, qdd, f_ext);
-}
-
-#if defined(MBS_HAVE_CPU_FEATURES)
-// With FMA: the recursions are chains of multiply-adds, each a dependency step (docs/formulations.md).
-// Taken where glibc reports FMA active, after its tunables: scripts/perf-check masks FMA there, so
-// its instruction counts take pins_plain on every machine.
-__attribute__((target("fma"))) void pins_fma(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
-                                             const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws,
-                                             Eigen::Ref<Eigen::VectorXd> qdd, const BodyForces* f_ext) {
-  pins_body(tree, q, qd, ws, qdd, f_ext);
-}
-#define MBS_PINS_FMA 1
-#endif
 }  // namespace
 
 void aba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
                      const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd,
                      const BodyForces* f_ext) {
-#ifdef MBS_PINS_FMA
-  if (fma_active()) return pins_fma(tree, q, qd, ws, qdd, f_ext);
-#endif
-  pins_plain(tree, q, qd, ws, qdd, f_ext);
+  run_pin_path<pins_body>(tree, q, qd, ws, qdd, f_ext);
 }
 
 void aba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,

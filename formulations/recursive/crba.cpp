@@ -1,6 +1,5 @@
 #include "recursive/crba.hpp"
 
-#include "common/cpu_features.hpp"
 #include "recursive/kinematics.hpp"
 #include "recursive/pins_forward.hpp"
 
@@ -58,7 +57,7 @@ inline __attribute__((always_inline)) void chain_ltdl_solve(int nv, const MassMa
   for (int i = 1; i < nv; ++i) x[i] -= L.row(i).head(i).dot(x_.head(i));  // Eigen's dot: vectorized sums
 }
 
-// The pin path's body; compiled twice below, with and without fused multiply-adds (as ABA's).
+// The pin path's body; compiled twice (run_pin_path), with and without FMA, as ABA's.
 inline __attribute__((always_inline)) void crba_pins_body(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
                                                          const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws,
                                                          Eigen::Ref<Eigen::VectorXd> qdd, const BodyForces* f_ext) {
@@ -128,29 +127,12 @@ inline __attribute__((always_inline)) void crba_pins_body(const SpatialTree& tre
   }
 }
 
-void crba_pins_plain(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
-                     const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd,
-                     const BodyForces* f_ext) {
-  crba_pins_body(tree, q, qd, ws, qdd, f_ext);
-}
-
-#if defined(MBS_HAVE_CPU_FEATURES)
-// With AVX2 as well: LTDL's row updates are vector loops, four doubles wide.
-__attribute__((target("avx2,fma"))) void crba_pins_fma(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
-                                                  const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws,
-                                                  Eigen::Ref<Eigen::VectorXd> qdd, const BodyForces* f_ext) {
-  crba_pins_body(tree, q, qd, ws, qdd, f_ext);
-}
-#endif
 }  // namespace
 
 void crba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
                       const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd,
                       const BodyForces* f_ext) {
-#if defined(MBS_HAVE_CPU_FEATURES)
-  if (fma_active() && avx2_active()) return crba_pins_fma(tree, q, qd, ws, qdd, f_ext);
-#endif
-  crba_pins_plain(tree, q, qd, ws, qdd, f_ext);
+  run_pin_path<crba_pins_body>(tree, q, qd, ws, qdd, f_ext);
 }
 
 void crba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,

@@ -7,10 +7,39 @@
 
 #include <Eigen/Dense>
 
+#include "common/cpu_features.hpp"
 #include "common/vector_math.hpp"
 #include "recursive/tree_model.hpp"
 
 namespace mbs::recursive {
+
+// A pin path's signature (ABA's and CRBA's): forward dynamics on scalars.
+using PinPath = void (*)(const SpatialTree&, const Eigen::Ref<const Eigen::VectorXd>&,
+                         const Eigen::Ref<const Eigen::VectorXd>&, TreeWorkspace&, Eigen::Ref<Eigen::VectorXd>,
+                         const BodyForces*);
+
+#if defined(MBS_HAVE_CPU_FEATURES)
+// Body compiled with FMA and AVX2: the recursions are chains of multiply-adds, each a dependency
+// step, and CRBA's LTDL row updates are vector loops four doubles wide (docs/formulations.md).
+template <PinPath Body>
+__attribute__((target("avx2,fma"))) void pin_path_fma(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                                                      const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws,
+                                                      Eigen::Ref<Eigen::VectorXd> qdd, const BodyForces* f_ext) {
+  Body(tree, q, qd, ws, qdd, f_ext);
+}
+#endif
+
+// Body compiled twice, taken with FMA and AVX2 where glibc reports both active after its tunables
+// (scripts/perf-check masks them, so its instruction counts take the plain code on every machine).
+template <PinPath Body>
+void run_pin_path(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                  const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd,
+                  const BodyForces* f_ext) {
+#if defined(MBS_HAVE_CPU_FEATURES)
+  if (fma_active() && avx2_active()) return pin_path_fma<Body>(tree, q, qd, ws, qdd, f_ext);
+#endif
+  Body(tree, q, qd, ws, qdd, f_ext);
+}
 
 // Inlined into each caller (ABA's pin path is compiled with and without FMA).
 inline __attribute__((always_inline)) void pins_forward(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
