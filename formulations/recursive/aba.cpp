@@ -246,10 +246,7 @@ inline __attribute__((always_inline)) void pins_body(const SpatialTree& tree, co
   // aba_planar's pin branches on plain scalars: one compact record per body, no Eigen object built
   // per body, the articulated inertia's six distinct entries, each body's own inertia turned as
   // [a (R c)^T; R c, m 1] (PinBody), set by the forward pass shared with CRBA.
-  pins_forward(tree, q, qd, ws, f_ext);
-  const int n = static_cast<int>(tree.pin_bodies.size());
-  const PinBody* B = tree.pin_bodies.data();
-  TreeWorkspace::Pin* W = ws.pins.data();
+  const auto [n, B, W] = pins_forward(tree, q, qd, ws, f_ext);
   // What a body passes to its parent. Where the parent is the body just before it (a chain), the
   // next iteration takes it from these registers, not through the parent's record: a store and a
   // load on the recursion's dependency chain at every body (docs/formulations.md, Method notes).

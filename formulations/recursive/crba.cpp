@@ -61,10 +61,7 @@ inline __attribute__((always_inline)) void chain_ltdl_solve(int nv, const MassMa
 inline __attribute__((always_inline)) void crba_pins_body(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
                                                          const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws,
                                                          Eigen::Ref<Eigen::VectorXd> qdd, const BodyForces* f_ext) {
-  pins_forward(tree, q, qd, ws, f_ext);
-  const int n = static_cast<int>(tree.pin_bodies.size());
-  const PinBody* B = tree.pin_bodies.data();
-  TreeWorkspace::Pin* W = ws.pins.data();
+  const auto [n, B, W] = pins_forward(tree, q, qd, ws, f_ext);
   // Recursive Newton-Euler at qdd = 0: accelerations from the base's (gravity as an upward
   // acceleration), body forces I a + v x* (I v) - f_ext into p.
   const double g1 = -tree.gravity.dot(tree.e1), g2 = -tree.gravity.dot(tree.e2);

@@ -41,8 +41,15 @@ void run_pin_path(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorX
   Body(tree, q, qd, ws, qdd, f_ext);
 }
 
-// Inlined into each caller (ABA's pin path is compiled with and without FMA).
-inline __attribute__((always_inline)) void pins_forward(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+// The pin path's arrays: n bodies, their records B and workspace W.
+struct PinArrays {
+  int n;
+  const PinBody* B;
+  TreeWorkspace::Pin* W;
+};
+
+// Inlined into each caller (the pin paths are compiled with and without FMA); returns the arrays.
+inline __attribute__((always_inline)) PinArrays pins_forward(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
                                                        const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws,
                                                        const BodyForces* f_ext) {
   const int n = static_cast<int>(tree.pin_bodies.size());
@@ -102,6 +109,7 @@ inline __attribute__((always_inline)) void pins_forward(const SpatialTree& tree,
       W[i].p1 -= f[1];
       W[i].p2 -= f[2];
     }
+  return {n, B, W};
 }
 
 }  // namespace mbs::recursive
