@@ -50,7 +50,7 @@ class EndlessSetup final : public Formulation {
  public:
   std::string name() const override { return "endless-setup"; }
   std::string description() const override { return "test double"; }
-  std::vector<IntegratorInfo> integrators() const override { return {{"fixed", SettingKind::kFixedStep, 0.1, 1e-3, ""}}; }
+  std::vector<IntegratorInfo> integrators() const override { return {{"fixed", SettingKind::kFixedStep, 0.1, 1e-3, "", ""}}; }
   Accepts accepts() const override { return {{ElementRole::kJoint}, {}}; }
   std::unique_ptr<Simulator> create(const Model&, const std::string&, double) const override {
     for (;;) {
