@@ -352,7 +352,7 @@ std::string TreeBuilder::add_body(int child, int parent_node, const Edge& ed, co
   tb.joint = ed.name.empty() ? ed.e->name : ed.name;
   tb.parent = parent_node < 0 ? -1 : tree_index_[parent_node];
   const Vec3 parent_origin = parent_node < 0 ? Vec3::Zero() : origin_[parent_node];
-  Vec3 o;  // the child frame's origin (world, t = 0)
+  Vec3 o = Vec3::Zero();  // the child frame's origin (world, t = 0), set by add_rod_point or add_rigid_body
   double qd_scalar = 0.0;
   Vec3 qd_vec = Vec3::Zero();
   const std::string why = ed.joint.type == TreeJointType::kRod
