@@ -1,5 +1,7 @@
 #include "recursive/tree_model.hpp"
 
+#include "common/joint_graph.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -89,79 +91,8 @@ void detect_planar(SpatialTree& tree) {
   }
 }
 
-// The joint graph's nodes: point masses 0 .. np - 1, then rigid bodies; kGround (-1) the ground.
-int joint_node(const Model& model, const Anchor& a) {
-  return a.body >= 0 ? static_cast<int>(model.points.size()) + a.body : a.point;
-}
-
-// World (local-frame) position at t = 0 of an anchor.
-Vec3 initial_position(const Model& model, const Anchor& a) {
-  if (a.is_ground()) return to3(a.at);
-  if (a.body >= 0) {
-    const RigidBody& b = model.bodies[a.body];
-    return to3(b.r0 + b.R0 * a.at);
-  }
-  return to3(model.points[a.point].r0);
-}
-
-// The joint graph's edges: each joint as it describes itself (Element::tree_joint, core/element.hpp).
-struct Edge {
-  const Element* e = nullptr;
-  TreeJoint joint;
-  bool hinge = false;          // a pair of spherical joints (pair_hinges): a revolute joint about `axis`
-  Vec3 axis = Vec3::Zero();
-  std::string name;            // the joint's name where it is not e->name (a hinge's pair)
-};
-
-// The model's joints as edges, or why one is no tree joint.
-std::string joint_edges(const Model& model, std::vector<Edge>& edges) {
-  for (const auto& ep : model.elements) {
-    const Element* e = ep.get();
-    if (e->role() == ElementRole::kJoint) {
-      Edge ed;
-      ed.e = e;
-      ed.joint = e->tree_joint();
-      if (ed.joint.type == TreeJointType::kNone)
-        return fmt::format("joint {} ({}) has no tree-joint description", e->name, e->kind());
-      edges.push_back(std::move(ed));
-    } else if (e->role() == ElementRole::kContact) {
-      continue;  // events on the tree's points (tree_contacts.hpp)
-    } else if (e->role() == ElementRole::kForce) {
-      continue;  // external forces on the tree (TreeForces), no edge
-    } else {
-      return fmt::format("element {} ({}): {} elements are not yet handled by the recursive engine", e->name, e->kind(),
-                         to_string(e->role()));
-    }
-  }
-  return "";
-}
-
-// Two spherical joints between the same rigid body and its neighbour (a body or ground), at
-// distinct points, leave it one rotation, about the line through them: a hinge with redundant
-// constraints (a bar on two pins). The pair is one revolute joint in the tree: the first edge
-// becomes the hinge, the second is marked used.
-void pair_hinges(const Model& model, std::vector<Edge>& edges, std::vector<char>& used) {
-  const int np = static_cast<int>(model.points.size()), ne = static_cast<int>(edges.size());
-  auto spherical = [&](int k) { return edges[k].joint.type == TreeJointType::kSpherical && !edges[k].hinge; };
-  for (int i = 0; i < ne; ++i) {
-    if (used[i] || !spherical(i)) continue;
-    const Anchor &a = *edges[i].joint.a, &b = *edges[i].joint.b;
-    for (int k = i + 1; k < ne; ++k) {
-      if (used[k] || !spherical(k)) continue;
-      const int ai = joint_node(model, a), bi = joint_node(model, b);
-      const int ak = joint_node(model, *edges[k].joint.a), bk = joint_node(model, *edges[k].joint.b);
-      const bool same = (ai == ak && bi == bk) || (ai == bk && bi == ak);
-      if (!same || std::max(ai, bi) < np) continue;  // between a rigid body and its neighbour only
-      const Vec3 d = initial_position(model, *edges[k].joint.a) - initial_position(model, a);
-      if (d.norm() <= 1e-9 * std::max(1.0, initial_position(model, a).norm())) continue;
-      edges[i].hinge = true;
-      edges[i].axis = d.normalized();
-      edges[i].name = edges[i].e->name + "+" + edges[k].e->name;
-      used[k] = 1;
-      break;
-    }
-  }
-}
+// The joint graph (common/joint_graph.hpp): its nodes, edges and hinge pairs.
+using Edge = JointEdge;
 
 // The tree, grown from the joint graph's edges one body at a time: the state the steps below share
 // (which node is which tree body, each placed node's frame origin and initial velocities).
@@ -185,7 +116,7 @@ class TreeBuilder {
   void add_free_root(int n);
   void commit(TreeBody& tb, int node, double qd_scalar, const Vec3& qd_vec);
 
-  int node_of(const Anchor& a) const { return joint_node(model_, a); }
+  int node_of(const Anchor& a) const { return mbs::joint_node(model_, a); }
   std::string node_name(int n) const {
     return n < 0 ? std::string("ground") : n < np_ ? model_.points[n].name : model_.bodies[n - np_].name;
   }
@@ -266,7 +197,7 @@ std::string TreeBuilder::add_rod_point(TreeBody& tb, int child, int parent_node,
     return fmt::format("rod {} ends on rigid body {}: rods join point masses in the recursive engine", ed.e->name, tb.name);
   const bool planar = model_.dim == 2;
   const PointMass& pm = model_.points[child];
-  o = initial_position(model_, pa);
+  o = initial_anchor_position(model_, pa);
   const Vec3 d = to3(pm.r0) - o, dv = to3(pm.v0) - vel_at(parent_node, o);
   const Vec3 w_abs = d.cross(dv) / d.squaredNorm();
   tb.point = child;
@@ -300,7 +231,7 @@ std::string TreeBuilder::add_rigid_body(TreeBody& tb, int child, int parent_node
   const bool planar = model_.dim == 2;
   const Vec3 ez = Vec3::UnitZ();
   const RigidBody& rb = model_.bodies[child - np_];
-  o = initial_position(model_, ca);
+  o = initial_anchor_position(model_, ca);
   tb.body = child - np_;
   Mat3 R0 = Mat3::Identity();
   R0.topLeftCorner(model_.dim, model_.dim) = rb.R0;
