@@ -29,6 +29,18 @@ TEST(Allocations, CounterSeesEigenAndStdAllocations) {
 
 class LoopAllocations : public ::testing::TestWithParam<testing::Case> {};
 
+// Engines step in their own code, which allocates (Simbody resizes SimTK::Vector caches inside
+// Integrator::stepTo): their rows are exempt from the zero count (docs/engines.md). What the adapter
+// adds to every step, writing the state in natural coordinates for an observer, must allocate
+// nothing: a run that reports every step allocates exactly as often as one that does not.
+bool engine_row(const Formulation& f) { return f.name() == "simbody"; }
+
+class CountingObserver final : public StepObserver {
+ public:
+  void on_step(double, const Eigen::VectorXd&, const Eigen::VectorXd&) override { ++steps; }
+  long steps = 0;
+};
+
 TEST_P(LoopAllocations, RunAllocatesNothingAfterSetup) {
   MBS_SKIP_WITHOUT_ALLOCATION_COUNTING();
   const Formulation* formulation = GetParam().formulation;
@@ -42,6 +54,14 @@ TEST_P(LoopAllocations, RunAllocatesNothingAfterSetup) {
   auto sim = formulation->create(p.model, info.name, setting);
   sim->run(t_end, nullptr);  // warm-up
   const long n = testing::allocations_during([&] { sim->run(t_end, nullptr); });
+  if (engine_row(*formulation)) {
+    CountingObserver observer;
+    const long n_observed = testing::allocations_during([&] { sim->run(t_end, &observer); });
+    RecordProperty("allocations", std::to_string(n));
+    EXPECT_GT(observer.steps, 1);
+    EXPECT_EQ(n_observed, n) << formulation->name() << "/" << info.name << ": reporting the state allocated";
+    return;
+  }
   RecordProperty("allocations", std::to_string(n));
   EXPECT_EQ(n, 0) << formulation->name() << "/" << info.name << " allocated " << n << " times in run()";
 }

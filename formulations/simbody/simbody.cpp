@@ -1,0 +1,80 @@
+// `simbody`: the Simbody engine (SimTK, joint coordinates on mobilizers, loop constraints by
+// projection) as rows of the table, one case per integrator Simbody offers. The engine behind
+// simbody_adapter.hpp is the adapter or, without libsimbody-dev, the stub (docs/engines.md).
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+
+#include "common/integrator_table.hpp"
+#include "simbody/simbody_adapter.hpp"
+
+namespace mbs::simbody {
+
+namespace {
+
+struct Case {
+  const char* name;
+  Integrator integrator;
+  const char* description;
+  double tightest = kToleranceRange.tightest;
+  const char* expected_failure = "";
+};
+
+// SemiExplicitEuler2's steps grow as 1/tol: on the planar pendulum tol 1e-8 takes 174,006 steps
+// (6.7 s a run) and the 5e-5 J rule needs 1e-10 (1.7 million steps, 66 s a run), beyond any
+// case's budget; the tuner stops at 1e-8.
+constexpr double kSemiExplicitEulerTightest = 1e-8;
+
+// Simbody's integrators but CPodes (simbody_adapter.hpp says why it cannot run here).
+constexpr std::array<Case, 5> kCases{{
+    {"rk-merson", Integrator::kMerson, "Simbody RungeKuttaMersonIntegrator: Merson 4(5), adaptive, accuracy-controlled"},
+    {"rk-feldberg", Integrator::kFeldberg, "Simbody RungeKuttaFeldbergIntegrator: Fehlberg 4(5), adaptive"},
+    {"rk3", Integrator::kRk3, "Simbody RungeKutta3Integrator: 3rd order with an embedded 2nd-order error estimate"},
+    {"verlet", Integrator::kVerlet, "Simbody VerletIntegrator: velocity Verlet, 2nd order, adaptive step"},
+    {"semi-explicit-euler2", Integrator::kSemiExplicitEuler2,
+     "Simbody SemiExplicitEuler2Integrator: semi-explicit Euler with a half-step error estimate",
+     kSemiExplicitEulerTightest,
+     "first order: an energy rule of 5e-5 J over 10 s (planar_pendulum) needs tol 1e-10, 1.7 million steps, beyond "
+     "the tuner's range (tightest 1e-8)"},
+}};
+
+class Simbody final : public Formulation {
+ public:
+  std::string name() const override { return "simbody"; }
+  std::string description() const override {
+    return "the Simbody engine: mobilizers over a spanning tree, loop joints as constraints with projection";
+  }
+  std::vector<IntegratorInfo> integrators() const override {
+    std::vector<IntegratorInfo> out;
+    for (const Case& c : kCases)
+      out.push_back({c.name, SettingKind::kTolerance, kToleranceRange.loosest, c.tightest, c.description,
+                     c.expected_failure});
+    return out;
+  }
+  // Joints by their tree descriptions (tree mobilizers or loop constraints), force elements of any
+  // kind through their own Q (one Simbody Force::Custom, see simbody_model.cpp); no contacts.
+  Accepts accepts() const override {
+    return {{ElementRole::kForce},
+            {TreeJointType::kRevolute, TreeJointType::kPrismatic, TreeJointType::kSpherical, TreeJointType::kFixed,
+             TreeJointType::kRod}};
+  }
+  std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
+    for (const Case& c : kCases) {
+      if (integrator != c.name) continue;
+      if (!(setting > 0.0) || !std::isfinite(setting))
+        throw SolverError(fmt::format("simbody: the accuracy must be positive and finite, got {}", setting));
+      return simbody::create_simulator(model, c.integrator, setting);
+    }
+    throw SolverError(fmt::format("simbody: unknown integrator '{}'", integrator));
+  }
+
+ private:
+  std::string structure_unsupported_reason(const Model& model) const override { return simbody::unsupported_reason(model); }
+};
+
+}  // namespace
+
+MBS_REGISTER_FORMULATION(Simbody);
+
+}  // namespace mbs::simbody

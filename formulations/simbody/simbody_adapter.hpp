@@ -1,0 +1,26 @@
+// The seam between the `simbody` formulation (simbody.cpp, always built) and the engine: the
+// adapter (simbody_model.cpp, built when CMake finds libsimbody-dev) or the stub (simbody_stub.cpp).
+// No Simbody header here, so the formulation and its rows exist in either build.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/formulation.hpp"
+
+namespace mbs::simbody {
+
+// Simbody's integrators (SimTKmath), every one error-controlled: the setting is the accuracy.
+enum class Integrator { kMerson, kFeldberg, kRk3, kVerlet, kSemiExplicitEuler2 };
+
+// Not CPodes, Simbody's fork of SUNDIALS CVODE: libSimTKmath exports its C functions (N_VSpace,
+// ...) under SUNDIALS' names, mbsbench links SUNDIALS 6 for its own formulations, and the dynamic
+// linker binds CPodes' calls to SUNDIALS 6's incompatible N_Vector functions: CPodeInit aborts (an
+// assertion left on in Debian's build, nvector_SimTK.h:84). Binding the other way would break
+// ARKODE and IDA. So it is no case (docs/engines.md).
+// Empty when the adapter builds this model; otherwise why not (the stub: the engine is not built).
+std::string unsupported_reason(const Model& model);
+// Setup (the Simbody system, its initial state and the integrator) for one model and accuracy.
+std::unique_ptr<Simulator> create_simulator(const Model& model, Integrator integrator, double accuracy);
+
+}  // namespace mbs::simbody

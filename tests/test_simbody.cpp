@@ -1,0 +1,130 @@
+// The Simbody adapter (formulations/simbody): closed-form motions within the integrators' error,
+// the state mapping's round trip (natural coordinates -> mobilizers -> natural coordinates), the
+// cases (no CPodes) and what the adapter refuses. Without libsimbody-dev, every model is
+// `unsupported` with "engine not built".
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/formulation.hpp"
+#include "problem/problem.hpp"
+#include "run/crossings.hpp"
+#include "support/monitor.hpp"
+
+namespace mbs {
+namespace {
+
+const Formulation& simbody() { return *Registry::instance().find("simbody"); }
+
+Problem problem(const std::string& name) { return load_problem(MBS_SOURCE_DIR "/problems/" + name + ".yaml"); }
+
+// Without libsimbody-dev the stub makes every model unsupported: the tests below need the adapter.
+bool engine_built() {
+  return simbody().unsupported_reason(problem("planar_pendulum").model).find("engine not built") == std::string::npos;
+}
+#define MBS_NEED_SIMBODY() \
+  if (!engine_built()) GTEST_SKIP() << "libsimbody-dev was not found when CMake configured"
+
+
+// Every explicit case that integrates a constant acceleration exactly (order >= 2, and velocity
+// Verlet): a free point under gravity lands on its parabola to round-off at any accuracy.
+TEST(Simbody, FreeFallIsExactForSecondOrderMethods) {
+  MBS_NEED_SIMBODY();
+  Model m = problem("planar_pendulum").model;
+  m.elements.clear();  // the rod gone: a free point (a Translation mobilizer)
+  m.points[0].v0 = Eigen::Vector2d(1.5, 4.0);
+  const double t = 1.25;
+  const Eigen::Vector2d r = m.points[0].r0 + m.points[0].v0 * t + 0.5 * m.gravity * t * t;
+  for (const char* integrator : {"rk-merson", "rk-feldberg", "rk3", "verlet"}) {
+    auto sim = simbody().create(m, integrator, 1e-4);
+    testing::Monitor mon(m);
+    sim->run(t, &mon);
+    EXPECT_NEAR(mon.t_final, t, 1e-14);
+    EXPECT_LT((mon.q_final - r).norm(), 1e-13 * r.norm()) << integrator;
+    EXPECT_LT((mon.v_final - (m.points[0].v0 + m.gravity * t)).norm(), 1e-13 * 10) << integrator;
+    EXPECT_LT(mon.max_drift, 1e-12 * 30) << integrator;  // |E| ~ m g h ~ 30 J
+  }
+}
+
+// The planar pendulum released at 90 degrees: its period 4 sqrt(L/g) K(sin 45 deg), from the upward
+// zero crossings of x. Bound: each step's local error is held below the accuracy (m, as L = 1 m),
+// so the position error after n steps is below n tol, a time error of that over the crossing speed
+// sqrt(2 g L); plus the cubic Hermite interpolant's h^4/384 max|x''''| between steps (conformance).
+TEST(Simbody, PendulumPeriodWithinTheAccumulatedLocalError) {
+  MBS_NEED_SIMBODY();
+  const Problem p = problem("planar_pendulum");
+  const double tol = 1e-8, g = 9.81;
+  for (const char* integrator : {"rk-merson", "rk-feldberg", "rk3"}) {
+    auto sim = simbody().create(p.model, integrator, tol);
+    testing::Monitor mon(p.model, {true});
+    sim->run(p.run.end_time, &mon);
+    const std::vector<double> up = crossing_times(mon.samples(0), 0.0, Direction::kRising);
+    ASSERT_GE(up.size(), 3u) << integrator;
+    const double T = (up.back() - up.front()) / (up.size() - 1);
+    const double T_exact = 4 * std::sqrt(1.0 / g) * std::comp_ellint_1(std::sin(M_PI / 4));
+    const double h = mon.largest_step();
+    const double bound = sim->stats().steps * tol / std::sqrt(2 * g) + std::pow(h, 4) / 384 * 3 * g * g / std::sqrt(2 * g);
+    EXPECT_NEAR(T, T_exact, bound) << integrator << ": " << sim->stats().steps << " steps, largest " << h << " s";
+    EXPECT_LT(mon.max_drift, sim->stats().steps * tol * g) << integrator;  // J: m g times the position bound
+  }
+}
+
+// Natural coordinates -> mobilizer q, u (q = 0 by construction, u by least squares through the
+// system Jacobian) -> natural coordinates again, as the first state a run reports: exact to round-off
+// on trees of points (pins, a spatial rod's LineOrientation), a hinge (two spherical joints), and
+// closed loops of planar and spatial revolutes (constraints, projected).
+TEST(Simbody, StateMappingRoundTripIsExact) {
+  MBS_NEED_SIMBODY();
+  for (const char* name :
+       {"planar_pendulum", "pendulum_large_amplitude_spatial", "pinned_bar", "andrews", "bricard", "n_four_bar"}) {
+    Problem p = problem(name);
+    ASSERT_EQ(simbody().unsupported_reason(p.model), "") << name;
+    auto sim = simbody().create(p.model, "rk-merson", 1e-6);
+    testing::Monitor mon(p.model, {true});
+    sim->run(1e-3, &mon);
+    const Eigen::VectorXd q0 = p.model.initial_q(), v0 = p.model.initial_v();
+    ASSERT_GE(mon.history.size(), 2u);
+    EXPECT_EQ(mon.history[0].t, 0.0);
+    const double qs = std::max(1.0, q0.cwiseAbs().maxCoeff()), vs = std::max(1.0, v0.cwiseAbs().maxCoeff());
+    EXPECT_LT((mon.history[0].q - q0).cwiseAbs().maxCoeff(), 4e-16 * 8 * qs) << name;
+    EXPECT_LT((mon.history[0].v - v0).cwiseAbs().maxCoeff(), 4e-16 * 64 * vs) << name;
+  }
+}
+
+// Simbody's integrators as cases, but CPodes, which cannot run beside SUNDIALS 6 (simbody_adapter.hpp).
+TEST(Simbody, CasesAreSimbodysIntegratorsButCpodes) {
+  MBS_NEED_SIMBODY();
+  std::vector<std::string> names;
+  for (const IntegratorInfo& i : simbody().integrators()) names.push_back(i.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"rk-merson", "rk-feldberg", "rk3", "verlet", "semi-explicit-euler2"}));
+  EXPECT_THROW(simbody().create(problem("planar_pendulum").model, "cpodes", 1e-6), SolverError);
+}
+
+// A point mass turned about itself by a joint has no inertia there: Simbody's mass matrix would be
+// singular, and the adapter says so instead of building it.
+TEST(Simbody, PointMassOnASphericalJointIsRefused) {
+  MBS_NEED_SIMBODY();
+  const Problem p = load_problem_text(R"(
+name: point_on_ball
+space: spatial
+gravity: [0.0, 0.0, -9.81]
+bodies:
+  - {name: P, kind: point_mass, mass: 1.0, position: [1.0, 0.0, 0.0], velocity: [0.0, 0.0, 0.0]}
+joints:
+  - {name: ball, kind: spherical, a: {ground: [1.0, 0.0, 0.0]}, b: {body: P}}
+run: {end_time: 1.0, output_interval: 0.1, history_point: P}
+score: {rule: {metric: max_energy_drift, below: 1.0e-6}, objective: cpu_time}
+)",
+                                      "point_on_ball.yaml");
+  const std::string why = simbody().unsupported_reason(p.model);
+  EXPECT_NE(why.find("no inertia"), std::string::npos) << why;
+  EXPECT_NE(why.find("ball"), std::string::npos) << why;
+}
+
+TEST(Simbody, EveryModelIsUnsupportedWhenTheEngineIsNotBuilt) {
+  if (engine_built()) GTEST_SKIP() << "the adapter is built";
+  EXPECT_NE(simbody().unsupported_reason(problem("andrews").model).find("engine not built"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mbs
