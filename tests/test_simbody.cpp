@@ -100,6 +100,12 @@ TEST(Simbody, CasesAreSimbodysIntegratorsButCpodes) {
   EXPECT_THROW(simbody().create(problem("planar_pendulum").model, "cpodes", 1e-6), SolverError);
 }
 
+// The rows are an engine's: the harness and the suites tell them apart by this declaration.
+TEST(Simbody, IsDeclaredAnEngine) {
+  EXPECT_EQ(simbody().origin(), FormulationOrigin::kEngine);
+  EXPECT_EQ(Registry::instance().find("minimal")->origin(), FormulationOrigin::kOwn);
+}
+
 // A point mass turned about itself by a joint has no inertia there: Simbody's mass matrix would be
 // singular, and the adapter says so instead of building it.
 TEST(Simbody, PointMassOnASphericalJointIsRefused) {

@@ -45,6 +45,7 @@ class Simbody final : public Formulation {
   std::string description() const override {
     return "the Simbody engine: mobilizers over a spanning tree, loop joints as constraints with projection";
   }
+  FormulationOrigin origin() const override { return FormulationOrigin::kEngine; }
   std::vector<IntegratorInfo> integrators() const override {
     std::vector<IntegratorInfo> out;
     for (const Case& c : kCases)

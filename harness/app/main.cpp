@@ -76,7 +76,8 @@ void print_list(const std::string& problems_dir) {
   for (const ReferenceKindInfo* k : ReferenceKinds::instance().all()) fmt::print("  {:<24} {}\n", k->name, k->summary);
   fmt::print("formulations (case = formulation/integrator):\n");
   for (const Formulation* f : Registry::instance().all()) {
-    fmt::print("  {:<14} {}\n", f->name(), f->description());
+    fmt::print("  {:<14} {}{}\n", f->name(), f->description(),
+               f->origin() == FormulationOrigin::kEngine ? " [an engine's own code, adapted: docs/engines.md]" : "");
     for (const IntegratorInfo& i : f->integrators())
       fmt::print("    {:<26} {} [{} from {:g} to {:g}]\n", f->name() + "/" + i.name, i.description,
                  i.kind == SettingKind::kFixedStep ? "step" : "tol", i.loosest, i.tightest);

@@ -151,11 +151,18 @@ struct Accepts {
   bool accepts(const Element& e) const;
 };
 
+// Whose code steps the model: mbsbench's own formulations, or an established engine's through an
+// adapter (formulations/<engine>/, docs/engines.md). An engine row differs where the engine does: it
+// allocates in its own loop, and the test suites judge it by the interface suites on closed-form
+// systems, the per-problem suites being for our own methods (docs/engines.md says why).
+enum class FormulationOrigin { kOwn, kEngine };
+
 class Formulation {
  public:
   virtual ~Formulation() = default;
   virtual std::string name() const = 0;
   virtual std::string description() const = 0;
+  virtual FormulationOrigin origin() const { return FormulationOrigin::kOwn; }
   virtual std::vector<IntegratorInfo> integrators() const = 0;
   virtual Accepts accepts() const = 0;
   // Empty when the formulation can run this model; otherwise why it cannot (shown in the table):

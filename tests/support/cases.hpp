@@ -14,6 +14,7 @@ struct Case {
   IntegratorInfo info;
   std::string name() const { return formulation->name() + "/" + info.name; }
   bool control() const { return !info.expected_failure.empty(); }  // expected to fail (IntegratorInfo)
+  bool engine() const { return formulation->origin() == FormulationOrigin::kEngine; }
 };
 inline void PrintTo(const Case& c, std::ostream* os) { *os << c.name(); }
 
