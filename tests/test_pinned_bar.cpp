@@ -63,7 +63,7 @@ TEST(PinnedBar, AngularVelocityFromNaturalCoordinates) {
   EXPECT_NEAR(nat2.kinetic_energy(m.initial_v()), 0.5 * w_body.dot(I.asDiagonal() * w_body), 1e-17);
 }
 
-using testing::all_cases;
+using testing::own_cases;
 using testing::Case;
 
 // `at_published_step`: the source's no-interpolation figure (check 0) is judged at its own step only.
@@ -113,7 +113,8 @@ TEST_P(PinnedBarCases, PublishedStepReproducesTheTarget) {
   expect_omega(row, 2e-4, true);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllCases, PinnedBarCases, ::testing::ValuesIn(all_cases()),
+// A problem suite: our own cases (an engine's rows are judged here by the committed results).
+INSTANTIATE_TEST_SUITE_P(AllCases, PinnedBarCases, ::testing::ValuesIn(own_cases()),
                          testing::case_test_name<::testing::TestParamInfo<Case>>);
 
 }  // namespace

@@ -25,6 +25,16 @@ inline std::vector<Case> all_cases() {
   return cases;
 }
 
+// The cases of mbsbench's own formulations, for the suites that judge a method on one problem; an
+// engine's cases take part in the interface suites on closed-form systems (all_cases) and are judged
+// on the problems by the committed results and regression.<problem> (docs/engines.md).
+inline std::vector<Case> own_cases() {
+  std::vector<Case> cases;
+  for (const Case& c : all_cases())
+    if (!c.engine()) cases.push_back(c);
+  return cases;
+}
+
 // GoogleTest parameter names: "minimal/rk4" -> "minimal_rk4".
 template <typename ParamInfo>
 std::string case_test_name(const ParamInfo& info) {
