@@ -21,10 +21,11 @@ struct Case {
   const char* expected_failure = "";
 };
 
-// SemiExplicitEuler2's steps grow as 1/tol: on the planar pendulum tol 1e-8 takes 174,006 steps
-// (6.7 s a run) and the 5e-5 J rule needs 1e-10 (1.7 million steps, 66 s a run), beyond any
-// case's budget; the tuner stops at 1e-8.
-constexpr double kSemiExplicitEulerTightest = 1e-8;
+// SemiExplicitEuler2 is first order: its steps grow as tol^-1/2 and its energy error falls only as
+// tol^1/2: each decade tighter costs 3.2 times the steps for 3.2 times less drift, and the planar
+// pendulum's 5e-5 J rule is met only near 1e-10 (1.7 million steps). Its range stops at 1e-7, where
+// the drift is still 25 times that rule (docs/engines.md has the figures).
+constexpr double kSemiExplicitEulerTightest = 1e-7;
 
 // Simbody's integrators but CPodes (simbody_adapter.hpp says why it cannot run here).
 constexpr std::array<Case, 5> kCases{{
@@ -36,7 +37,7 @@ constexpr std::array<Case, 5> kCases{{
      "Simbody SemiExplicitEuler2Integrator: semi-explicit Euler with a half-step error estimate",
      kSemiExplicitEulerTightest,
      "first order: an energy rule of 5e-5 J over 10 s (planar_pendulum) needs tol 1e-10, 1.7 million steps, beyond "
-     "the tuner's range (tightest 1e-8)"},
+     "the tuner's range (tightest 1e-7)"},
 }};
 
 class Simbody final : public Formulation {
