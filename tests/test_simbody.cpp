@@ -69,6 +69,76 @@ TEST(Simbody, PendulumPeriodWithinTheAccumulatedLocalError) {
   }
 }
 
+// A point on a spring-damper to the ground (the adapter's custom force on a point: Q(q, v) in
+// natural coordinates), released from rest 0.5 m beyond its rest length: a damped oscillator along
+// the spring, x = 1 + 0.5 e^(-zeta w t) (cos w_d t + zeta / sqrt(1 - zeta^2) sin w_d t), w = sqrt(k/m).
+// Bound: as the pendulum's, each step's local error is held below the accuracy (m).
+TEST(Simbody, DampedSpringFollowsItsClosedForm) {
+  MBS_NEED_SIMBODY();
+  const Problem p = load_problem_text(R"(
+name: damped_spring
+space: planar
+gravity: [0.0, 0.0, 0.0]
+bodies:
+  - {name: P, kind: point_mass, mass: 2.0, position: [1.5, 0.0, 0.0], velocity: [0.0, 0.0, 0.0]}
+forces:
+  - {name: spring, kind: spring_damper, a: {ground: [0.0, 0.0, 0.0]}, b: {body: P}, stiffness: 50.0, damping: 0.8,
+     rest_length: 1.0}
+run: {end_time: 2.0, output_interval: 0.1, history_point: P}
+score: {rule: {metric: max_energy_drift, below: 1.0}, objective: cpu_time}
+)",
+                                      "damped_spring.yaml");
+  const double k = 50.0, m = 2.0, c = 0.8, t = 2.0, tol = 1e-8;
+  const double w = std::sqrt(k / m), zeta = c / (2 * std::sqrt(k * m)), wd = w * std::sqrt(1 - zeta * zeta);
+  const double x = 1 + 0.5 * std::exp(-zeta * w * t) * (std::cos(wd * t) + zeta / std::sqrt(1 - zeta * zeta) * std::sin(wd * t));
+  for (const char* integrator : {"rk-merson", "rk-feldberg", "rk3"}) {
+    auto sim = simbody().create(p.model, integrator, tol);
+    testing::Monitor mon(p.model);
+    sim->run(t, &mon);
+    const double bound = sim->stats().steps * tol;
+    EXPECT_NEAR(mon.q_final[0], x, bound) << integrator << ": " << sim->stats().steps << " steps";
+    EXPECT_NEAR(mon.q_final[1], 0.0, 1e-14) << integrator;  // the force stays along the spring
+  }
+}
+
+// A rigid body on a hinge about its centroid's z axis, driven by a constant torque with components
+// off the axis (the pin reacts them): the custom force's moment sum_k u_k x Q_uk must give the
+// constant angular acceleration tau_z / I_z, which every case of order >= 2 (and velocity Verlet)
+// integrates exactly: the body axes turn by theta = tau_z t^2 / (2 I_z) to round-off.
+TEST(Simbody, TorqueTurnsAHingedBodyExactly) {
+  MBS_NEED_SIMBODY();
+  const Problem p = load_problem_text(R"(
+name: driven_wheel
+space: spatial
+gravity: [0.0, 0.0, 0.0]
+bodies:
+  - {name: wheel, kind: rigid_body, mass: 1.0, inertia: [0.02, 0.025, 0.03], position: [0.0, 0.0, 0.0]}
+joints:
+  - {name: hinge, kind: revolute, a: ground, b: wheel, at: [0.0, 0.0, 0.0], axis: [0.0, 0.0, 1.0]}
+forces:
+  - {name: motor, kind: torque, body: wheel, torque: [0.1, -0.2, 0.06]}
+run: {end_time: 1.25, output_interval: 0.25, history_point: wheel}
+score: {rule: {metric: max_energy_drift, below: 1.0}, objective: cpu_time}
+)",
+                                      "driven_wheel.yaml");
+  const double t = 1.25, theta = 0.06 * t * t / (2 * 0.03), rate = 0.06 * t / 0.03;
+  const Eigen::Matrix3d R = Eigen::AngleAxisd(theta, Eigen::Vector3d::UnitZ()).toRotationMatrix();
+  const Eigen::Vector3d omega(0.0, 0.0, rate);
+  const Eigen::VectorXd q0 = p.model.initial_q();
+  ASSERT_EQ(q0.size(), 12);  // r, u1, u2, u3
+  for (const char* integrator : {"rk-merson", "rk-feldberg", "rk3", "verlet"}) {
+    auto sim = simbody().create(p.model, integrator, 1e-4);
+    testing::Monitor mon(p.model);
+    sim->run(t, &mon);
+    EXPECT_LT(mon.q_final.head<3>().norm(), 1e-14) << integrator;
+    for (int c = 1; c <= 3; ++c) {
+      const Eigen::Vector3d u = R * q0.segment<3>(3 * c);
+      EXPECT_LT((mon.q_final.segment<3>(3 * c) - u).norm(), 1e-13) << integrator << " u" << c;
+      EXPECT_LT((mon.v_final.segment<3>(3 * c) - omega.cross(u)).norm(), 1e-13 * rate) << integrator << " u" << c << "'";
+    }
+  }
+}
+
 // Natural coordinates -> mobilizer q, u (q = 0 by construction, u by least squares through the
 // system Jacobian) -> natural coordinates again, as the first state a run reports: exact to round-off
 // on trees of points (pins, a spatial rod's LineOrientation), a hinge (two spherical joints), and
