@@ -69,26 +69,30 @@ TEST(Simbody, PendulumPeriodWithinTheAccumulatedLocalError) {
   }
 }
 
+// A model without gravity from its problem-file sections (bodies, joints, forces), run to t_end
+// (s); its rule is not used by the tests below.
+Problem weightless(const std::string& name, const std::string& space, const std::string& sections, double t_end) {
+  const std::string text = "name: " + name + "\nspace: " + space + "\ngravity: [0.0, 0.0, 0.0]\n" + sections +
+                           "run: {end_time: " + std::to_string(t_end) + "}\n" +
+                           "score: {rule: {metric: max_energy_drift, below: 1.0}, objective: cpu_time}\n";
+  return load_problem_text(text, name + ".yaml");
+}
+
 // A point on a spring-damper to the ground (the adapter's custom force on a point: Q(q, v) in
 // natural coordinates), released from rest 0.5 m beyond its rest length: a damped oscillator along
 // the spring, x = 1 + 0.5 e^(-zeta w t) (cos w_d t + zeta / sqrt(1 - zeta^2) sin w_d t), w = sqrt(k/m).
 // Bound: as the pendulum's, each step's local error is held below the accuracy (m).
 TEST(Simbody, DampedSpringFollowsItsClosedForm) {
   MBS_NEED_SIMBODY();
-  const Problem p = load_problem_text(R"(
-name: damped_spring
-space: planar
-gravity: [0.0, 0.0, 0.0]
+  const double k = 50.0, m = 2.0, c = 0.8, t = 2.0, tol = 1e-8;
+  const Problem p = weightless("damped_spring", "planar", R"(
 bodies:
   - {name: P, kind: point_mass, mass: 2.0, position: [1.5, 0.0, 0.0], velocity: [0.0, 0.0, 0.0]}
 forces:
   - {name: spring, kind: spring_damper, a: {ground: [0.0, 0.0, 0.0]}, b: {body: P}, stiffness: 50.0, damping: 0.8,
      rest_length: 1.0}
-run: {end_time: 2.0, output_interval: 0.1, history_point: P}
-score: {rule: {metric: max_energy_drift, below: 1.0}, objective: cpu_time}
 )",
-                                      "damped_spring.yaml");
-  const double k = 50.0, m = 2.0, c = 0.8, t = 2.0, tol = 1e-8;
+                               t);
   const double w = std::sqrt(k / m), zeta = c / (2 * std::sqrt(k * m)), wd = w * std::sqrt(1 - zeta * zeta);
   const double x = 1 + 0.5 * std::exp(-zeta * w * t) * (std::cos(wd * t) + zeta / std::sqrt(1 - zeta * zeta) * std::sin(wd * t));
   for (const char* integrator : {"rk-merson", "rk-feldberg", "rk3"}) {
@@ -107,21 +111,17 @@ score: {rule: {metric: max_energy_drift, below: 1.0}, objective: cpu_time}
 // integrates exactly: the body axes turn by theta = tau_z t^2 / (2 I_z) to round-off.
 TEST(Simbody, TorqueTurnsAHingedBodyExactly) {
   MBS_NEED_SIMBODY();
-  const Problem p = load_problem_text(R"(
-name: driven_wheel
-space: spatial
-gravity: [0.0, 0.0, 0.0]
+  const double t = 1.25;
+  const Problem p = weightless("driven_wheel", "spatial", R"(
 bodies:
   - {name: wheel, kind: rigid_body, mass: 1.0, inertia: [0.02, 0.025, 0.03], position: [0.0, 0.0, 0.0]}
 joints:
   - {name: hinge, kind: revolute, a: ground, b: wheel, at: [0.0, 0.0, 0.0], axis: [0.0, 0.0, 1.0]}
 forces:
   - {name: motor, kind: torque, body: wheel, torque: [0.1, -0.2, 0.06]}
-run: {end_time: 1.25, output_interval: 0.25, history_point: wheel}
-score: {rule: {metric: max_energy_drift, below: 1.0}, objective: cpu_time}
 )",
-                                      "driven_wheel.yaml");
-  const double t = 1.25, theta = 0.06 * t * t / (2 * 0.03), rate = 0.06 * t / 0.03;
+                               t);
+  const double theta = 0.06 * t * t / (2 * 0.03), rate = 0.06 * t / 0.03;
   const Eigen::Matrix3d R = Eigen::AngleAxisd(theta, Eigen::Vector3d::UnitZ()).toRotationMatrix();
   const Eigen::Vector3d omega(0.0, 0.0, rate);
   const Eigen::VectorXd q0 = p.model.initial_q();
