@@ -50,8 +50,8 @@ class Scripted final : public Formulation {
   std::string description() const override { return "test double"; }
   std::vector<IntegratorInfo> integrators() const override { return {info()}; }
   IntegratorInfo info() const {
-    return kind_ == SettingKind::kFixedStep ? IntegratorInfo{"fixed", kind_, 0.5, 1e-4, ""}
-                                            : IntegratorInfo{"adaptive", kind_, 1e-2, 1e-10, ""};
+    return kind_ == SettingKind::kFixedStep ? IntegratorInfo{"fixed", kind_, 0.5, 1e-4, "", ""}
+                                            : IntegratorInfo{"adaptive", kind_, 1e-2, 1e-10, "", ""};
   }
   Accepts accepts() const override { return {{ElementRole::kJoint}, {}}; }
   std::unique_ptr<Simulator> create(const Model& m, const std::string&, double s) const override {
@@ -64,7 +64,7 @@ class Scripted final : public Formulation {
 };
 
 TEST(Tuner, FixedStepGridEndsExactlyOnTheEndTime) {
-  const IntegratorInfo info{"x", SettingKind::kFixedStep, 0.5, 1e-3, ""};
+  const IntegratorInfo info{"x", SettingKind::kFixedStep, 0.5, 1e-3, "", ""};
   const auto grid = setting_grid(info, 10.0, {});
   ASSERT_GT(grid.size(), 20u);
   EXPECT_DOUBLE_EQ(grid.front(), 0.5);
@@ -82,7 +82,7 @@ TEST(Tuner, FixedStepGridEndsExactlyOnTheEndTime) {
 // tightest step has no setting to try. (A run of 1e-12 s once made a count of 0 steps, which the
 // grid's geometric growth never left: bench hung, whatever its --timeout.)
 TEST(Tuner, FixedStepGridOfAShortRun) {
-  const IntegratorInfo info{"x", SettingKind::kFixedStep, 0.5, 1e-5, ""};
+  const IntegratorInfo info{"x", SettingKind::kFixedStep, 0.5, 1e-5, "", ""};
   const auto short_run = setting_grid(info, 0.3, {});
   ASSERT_FALSE(short_run.empty());
   EXPECT_DOUBLE_EQ(short_run.front(), 0.3);
@@ -134,7 +134,9 @@ TEST(Tuner, TheSweepsNextTighterSettingMustPassToo) {
   EXPECT_GT(*r.chosen, 6.5e-7 / std::pow(10.0, 0.25));  // within a grid step of it
   bool half_tried = false;
   for (const Trial& t : r.trials) {
-    if (t.setting <= *r.chosen * (1 + 1e-12) && t.setting >= *r.chosen / 2 * (1 - 1e-12)) EXPECT_TRUE(t.pass) << t.setting;
+    if (t.setting <= *r.chosen * (1 + 1e-12) && t.setting >= *r.chosen / 2 * (1 - 1e-12)) {
+      EXPECT_TRUE(t.pass) << t.setting;
+    }
     half_tried = half_tried || std::abs(t.setting / (*r.chosen / 2) - 1) < 1e-12;
   }
   EXPECT_TRUE(half_tried);
@@ -145,7 +147,7 @@ TEST(Tuner, TheSweepsNextTighterSettingMustPassToo) {
 // Fixed steps: the confirmation reaches one octave below a candidate (4 grid steps), tolerances
 // 3 grid steps (a factor 5.6, beyond a half already).
 TEST(Tuner, ConfirmationReachesHalfTheSetting) {
-  const IntegratorInfo fixed{"x", SettingKind::kFixedStep, 0.5, 1e-4, ""}, adaptive{"y", SettingKind::kTolerance, 1e-2, 1e-10, ""};
+  const IntegratorInfo fixed{"x", SettingKind::kFixedStep, 0.5, 1e-4, "", ""}, adaptive{"y", SettingKind::kTolerance, 1e-2, 1e-10, "", ""};
   EXPECT_EQ(confirm_depth(fixed, {}), 4);
   EXPECT_EQ(confirm_depth(adaptive, {}), 3);
   // A step that fails only between 3 and 4 grid steps below the first passing one is caught.
@@ -171,7 +173,9 @@ TEST(Tuner, ALuckyPassWithoutRobustConfirmationIsReportedAsFail) {
   // (verified at the best trial, which passes) must still say fail.
   static const Scripted f(SettingKind::kFixedStep, [](double h) { return h >= 0.2 && h <= 0.25 ? 1e-4 : 1.0; });
   const Problem p = free_mass_problem();
-  const CaseResult row = run_case(p, f, f.info(), CaseOptions{{}, {}, 0.01, 0, {}});
+  CaseOptions o;
+  o.min_time_s = 0.01;
+  const CaseResult row = run_case(p, f, f.info(), o);
   EXPECT_EQ(row.status, CaseStatus::kFail);
   EXPECT_NE(row.message.find("passed robustly"), std::string::npos) << row.message;
 }
