@@ -101,7 +101,13 @@ class TreeBuilder {
   TreeBuilder(const Model& model, SpatialTree& tree, const std::vector<Edge>& edges, std::vector<char>& used)
       : model_(model), tree_(tree), edges_(edges), used_(used), np_(static_cast<int>(model.points.size())),
         nn_(np_ + static_cast<int>(model.bodies.size())), tree_index_(nn_, -1), w_world_(nn_, Vec3::Zero()),
-        v_origin_(nn_, Vec3::Zero()), origin_(nn_, Vec3::Zero()) {}
+        v_origin_(nn_, Vec3::Zero()), origin_(nn_, Vec3::Zero()), node_edges_(nn_ + 1) {
+    for (int k = 0; k < static_cast<int>(edges_.size()); ++k) {
+      const int na = node_of(*edges_[k].joint.a), nb = node_of(*edges_[k].joint.b);
+      node_edges_[na + 1].push_back(k);
+      if (nb != na) node_edges_[nb + 1].push_back(k);
+    }
+  }
 
   std::string grow(int root);
   std::string grow_floating_parts();
@@ -134,6 +140,9 @@ class TreeBuilder {
   std::vector<Vec3> w_world_, v_origin_, origin_;
   std::vector<double> q0_, v0_;
   std::vector<int> depth_;
+  // The edges at each node (index node + 1, the ground first), ascending: the growth visits a node's
+  // edges without scanning them all, in the order a scan would.
+  std::vector<std::vector<int>> node_edges_;
 };
 
 // The joint's motion subspace and initial coordinates (zero, identity quaternion; velocities
@@ -298,15 +307,13 @@ std::string TreeBuilder::add_body(int child, int parent_node, const Edge& ed, co
 
 // Breadth-first over the joint graph from a root node (ground, or a free body below).
 std::string TreeBuilder::grow(int root) {
-  const int ne = static_cast<int>(edges_.size());
   std::vector<int> frontier{root};
   for (size_t f = 0; f < frontier.size(); ++f) {
     const int n = frontier[f];
-    for (int k = 0; k < ne; ++k) {
+    for (const int k : node_edges_[n + 1]) {
       if (used_[k]) continue;
       const Edge& ed = edges_[k];
       const int na = node_of(*ed.joint.a), nb = node_of(*ed.joint.b);
-      if (na != n && nb != n) continue;
       const bool from_a = na == n;
       const int child = from_a ? nb : na;
       if (child == n) return fmt::format("joint {} joins {} to itself", ed.e->name, node_name(n));

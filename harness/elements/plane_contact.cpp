@@ -13,7 +13,7 @@ std::shared_ptr<Element> read_point_plane(const ReadContext& ctx, const YAML::No
   pc->mark = ctx.mark(c);
   const YAML::Node pn = rd.required(c, "point", "contact " + name);
   const std::string point = rd.text(pn, "contact point");
-  pc->point = ctx.model.find_point(point);
+  pc->point = ctx.find_point(point);
   if (pc->point == kNoPoint) rd.fail(pn, fmt::format("contact {} names point mass '{}', which is not defined", name, point));
   const YAML::Node plane = rd.required(c, "plane", "contact " + name);
   rd.expect_map(plane, "plane of contact " + name, {"point", "normal"});
@@ -26,7 +26,7 @@ std::shared_ptr<Element> read_point_plane(const ReadContext& ctx, const YAML::No
   pc->restitution = rd.number(en, "restitution of " + name);
   if (pc->restitution < 0.0 || pc->restitution > 1.0)
     rd.fail(en, fmt::format("restitution of {} must be in [0, 1], got {}", name, pc->restitution));
-  const double g0 = pc->gap(ctx.model, ctx.model.initial_q());
+  const double g0 = pc->normal.dot(ctx.model.points[pc->point].r0 - pc->plane_point);  // gap(q0)
   if (g0 < -kInitialTolerance)
     rd.fail(pn, fmt::format("point {} starts {:.6g} m inside the plane of contact {}", point, -g0, name));
   return pc;

@@ -25,8 +25,7 @@ std::shared_ptr<Element> read_rod(const ReadContext& ctx, const YAML::Node& j, c
   rod->name = name;
   rod->mark = ctx.mark(j["length"] ? j["length"] : j);
   ctx.joint_ends(j, name, rod->a, rod->b);  // no 'at' key: expect_map rejects it
-  const Eigen::VectorXd q0 = ctx.model.initial_q();
-  const double initial = (ctx.model.anchor_position(rod->a, q0) - ctx.model.anchor_position(rod->b, q0)).norm();
+  const double initial = (ctx.initial_position(rod->a) - ctx.initial_position(rod->b)).norm();
   rod->length = j["length"] ? rd.positive(j["length"], "length of " + name) : initial;
   if (!(rod->length > 0.0)) rd.fail(j, fmt::format("joint {} has zero length in the initial configuration", name));
   return rod;

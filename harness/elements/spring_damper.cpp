@@ -67,7 +67,7 @@ std::shared_ptr<Element> read_spring_damper(const ReadContext& ctx, const YAML::
   s->c = f["damping"] ? rd.number(f["damping"], "damping of " + name) : 0.0;
   if (s->c < 0.0) rd.fail(f["damping"], fmt::format("damping of {} must be >= 0 N s/m, got {}", name, s->c));
   s->bind(ctx.model);
-  const double l0 = s->d.eval(ctx.model.initial_q()).norm();
+  const double l0 = (ctx.initial_position(s->a) - ctx.initial_position(s->b)).norm();  // |d(q0)|
   if (!(l0 > 1e-12)) rd.fail(f, fmt::format("force {}: its ends coincide initially, so it has no line of action", name));
   s->rest_length = f["rest_length"] ? rd.number(f["rest_length"], "rest_length of " + name) : l0;
   if (s->rest_length < 0.0) rd.fail(f["rest_length"], fmt::format("rest_length of {} must be >= 0 m, got {}", name, s->rest_length));

@@ -44,10 +44,10 @@ std::shared_ptr<Element> read_torque(const ReadContext& ctx, const YAML::Node& f
   t->mark = ctx.mark(f);
   const YAML::Node b = rd.required(f, "body", "force " + name);
   const std::string body = rd.text(b, "body of " + name);
-  t->body = ctx.model.find_body(body);
+  t->body = ctx.find_body(body);
   if (t->body < 0)
     rd.fail(b, fmt::format("force {} names rigid body '{}', which is not defined{}", name, body,
-                           ctx.model.find_point(body) != kNoPoint ? " (a point mass takes no torque)" : ""));
+                           ctx.find_point(body) != kNoPoint ? " (a point mass takes no torque)" : ""));
   const YAML::Node tn = rd.required(f, "torque", "force " + name + " (N m)");
   t->planar = ctx.model.dim == 2;
   if (t->planar) {

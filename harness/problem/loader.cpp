@@ -7,6 +7,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <unordered_set>
 
 #include "core/initial_state.hpp"
 #include "core/natural_coordinates.hpp"
@@ -214,7 +215,8 @@ void read_rigid_body(const Reader& rd, const Frame& frame, const YAML::Node& b, 
   model.bodies.push_back(std::move(body));
 }
 
-void read_bodies(const Reader& rd, const Frame& frame, const YAML::Node& root, Model& model, std::vector<YAML::Node>& body_nodes) {
+void read_bodies(const Reader& rd, const Frame& frame, const YAML::Node& root, Model& model, std::vector<YAML::Node>& body_nodes,
+                 ModelNames& names) {
   const YAML::Node bodies = rd.required(root, "bodies", "the problem");
   if (!bodies.IsSequence() || bodies.size() == 0) rd.fail(bodies, "bodies must be a non-empty list");
   for (const YAML::Node& b : bodies) {
@@ -222,11 +224,11 @@ void read_bodies(const Reader& rd, const Frame& frame, const YAML::Node& root, M
     const std::string name = rd.text(rd.required(b, "name", "a body"), "body name");
     if (name == "ground") rd.fail(b["name"], "'ground' is reserved and cannot name a body");
     if (name.find('.') != std::string::npos) rd.fail(b["name"], fmt::format("body name '{}' must not contain '.' (it separates a body from its point)", name));
-    if (model.find_point(name) != kNoPoint || model.find_body(name) >= 0)
-      rd.fail(b["name"], fmt::format("duplicate body name '{}'", name));
+    if (names.points.count(name) || names.bodies.count(name)) rd.fail(b["name"], fmt::format("duplicate body name '{}'", name));
     const std::string kind = rd.text(rd.required(b, "kind", "body " + name), "body kind");
     if (kind == "rigid_body") {
       read_rigid_body(rd, frame, b, name, model);
+      names.bodies.emplace(name, static_cast<int>(model.bodies.size()) - 1);
       body_nodes.push_back(b);
       continue;
     }
@@ -237,12 +239,16 @@ void read_bodies(const Reader& rd, const Frame& frame, const YAML::Node& root, M
     p.mass = rd.positive(rd.required(b, "mass", "body " + p.name), "mass of " + p.name);
     p.r0 = frame.point(rd.required(b, "position", "body " + p.name), "position of " + p.name);
     p.v0 = b["velocity"] ? frame.direction(b["velocity"], "velocity of " + p.name) : Eigen::VectorXd::Zero(model.dim);
+    names.points.emplace(p.name, static_cast<int>(model.points.size()));
     model.points.push_back(std::move(p));
   }
 }
 
 // Every entry of the section of `role` (joints, forces, contacts), read by its registered kind.
-void read_elements(const Reader& rd, const Frame& frame, const YAML::Node& root, Model& model, ElementRole role) {
+// `bodies`: the loader's index of the bodies; `names`: the element names read so far, in every
+// section (they are unique across sections).
+void read_elements(const Reader& rd, const Frame& frame, const YAML::Node& root, Model& model, ElementRole role,
+                   const ModelNames& bodies, std::unordered_set<std::string>& names) {
   const char* section = section_of(role);
   const char* word = role == ElementRole::kJoint ? "joint" : role == ElementRole::kForce ? "force" : "contact";
   const YAML::Node list = root[section];
@@ -251,8 +257,7 @@ void read_elements(const Reader& rd, const Frame& frame, const YAML::Node& root,
   for (const YAML::Node& n : list) {
     if (!n.IsMap()) rd.fail(n, fmt::format("a {} must be a mapping", word));
     const std::string name = rd.text(rd.required(n, "name", fmt::format("a {}", word)), fmt::format("{} name", word));
-    for (const auto& e : model.elements)
-      if (e->name == name) rd.fail(n["name"], fmt::format("duplicate element name '{}'", name));
+    if (!names.insert(name).second) rd.fail(n["name"], fmt::format("duplicate element name '{}'", name));
     const YAML::Node kn = rd.required(n, "kind", fmt::format("{} {}", word, name));
     const std::string kind = rd.text(kn, fmt::format("{} kind", word));
     const ElementKindInfo* info = ElementKinds::instance().find(role, kind);
@@ -261,7 +266,7 @@ void read_elements(const Reader& rd, const Frame& frame, const YAML::Node& root,
         rd.fail(kn, fmt::format("'{}' is a {}: list it under '{}'", kind, to_string(other->role), section_of(other->role)));
       rd.fail(kn, fmt::format("unknown {} kind '{}' (known: {})", word, kind, fmt::join(ElementKinds::instance().names(role), ", ")));
     }
-    const ReadContext ctx{rd, frame, model};
+    const ReadContext ctx{rd, frame, model, &bodies};
     model.elements.push_back(info->read(ctx, n, name));
   }
 }
@@ -277,7 +282,7 @@ void check_initial_state(const Reader& rd, const std::vector<YAML::Node>& body_n
   auto violated = [&](int& which, bool& velocity) {
     nat.Phi(q, phi);
     nat.Phi_q_times(q, v, phi_v);
-    for (int k = 0; k < model.nc(); ++k) {
+    for (int k = 0; k < nat.nc(); ++k) {
       if (!(std::abs(phi[k]) <= kInitialTolerance * nat.rows()[k].scale)) return which = k, velocity = false, true;
       if (!(std::abs(phi_v[k]) <= kInitialTolerance * v_scale)) return which = k, velocity = true, true;
     }
@@ -415,11 +420,13 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
     const Frame frame{rd, model};
     model.gravity = frame.direction(rd.required(root, "gravity", "the problem"), "gravity");
     std::vector<YAML::Node> body_nodes;
-    read_bodies(rd, frame, root, model, body_nodes);
-    read_elements(rd, frame, root, model, ElementRole::kJoint);
+    ModelNames names;
+    read_bodies(rd, frame, root, model, body_nodes, names);
+    std::unordered_set<std::string> element_names;
+    read_elements(rd, frame, root, model, ElementRole::kJoint, names, element_names);
     check_initial_state(rd, body_nodes, model, options.project_initial_state);
-    read_elements(rd, frame, root, model, ElementRole::kForce);
-    read_elements(rd, frame, root, model, ElementRole::kContact);
+    read_elements(rd, frame, root, model, ElementRole::kForce, names, element_names);
+    read_elements(rd, frame, root, model, ElementRole::kContact, names, element_names);
 
     if (const YAML::Node an = root["analysis"]) {
       rd.expect_map(an, "analysis", {"kind", "repetitions"});

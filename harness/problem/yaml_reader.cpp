@@ -24,6 +24,29 @@ void ReadContext::require_orientation(const YAML::Node& j, const std::string& na
     if (an->point >= 0) rd.fail(j, fmt::format("joint {}: point mass {} {}", name, model.points[an->point].name, what));
 }
 
+int ReadContext::find_point(const std::string& name) const {
+  if (!names) return model.find_point(name);
+  const auto it = names->points.find(name);
+  return it == names->points.end() ? kNoPoint : it->second;
+}
+
+int ReadContext::find_body(const std::string& name) const {
+  if (!names) return model.find_body(name);
+  const auto it = names->bodies.find(name);
+  return it == names->bodies.end() ? -1 : it->second;
+}
+
+Eigen::VectorXd ReadContext::initial_position(const Anchor& anchor) const {
+  if (anchor.body >= 0) {  // r_G + sum_a p_a u_a, summed as Model::anchor_position does
+    const RigidBody& b = model.bodies[anchor.body];
+    Eigen::VectorXd r = b.r0;
+    for (int a = 0; a < model.dim; ++a) r += anchor.at[a] * b.R0.col(a);
+    return r;
+  }
+  if (anchor.point == kGround) return anchor.at;
+  return model.points[anchor.point].r0;
+}
+
 Anchor ReadContext::end(const YAML::Node& node, const char* key, const std::string& element,
                         const Eigen::VectorXd* at_world) const {
   const YAML::Node e = rd.required(node, key, element);
@@ -40,7 +63,7 @@ Anchor ReadContext::end(const YAML::Node& node, const char* key, const std::stri
     const size_t dot = s.find('.');
     if (dot != std::string::npos) {  // BODY.POINT
       const std::string body = s.substr(0, dot), point = s.substr(dot + 1);
-      const int k = model.find_body(body);
+      const int k = find_body(body);
       if (k < 0) rd.fail(e, fmt::format("{} names rigid body '{}', which is not defined", element, body));
       const int p = model.bodies[k].find_point(point);
       if (p < 0) rd.fail(e, fmt::format("{} names point '{}' of {}, which is not defined (its 'points')", element, point, body));
@@ -54,9 +77,9 @@ Anchor ReadContext::end(const YAML::Node& node, const char* key, const std::stri
       an.at = *at_world;
       return an;
     }
-    an.point = model.find_point(s);
+    an.point = find_point(s);
     if (an.point != kNoPoint) return an;
-    const int k = model.find_body(s);
+    const int k = find_body(s);
     if (k < 0) rd.fail(e, fmt::format("{} names body '{}', which is not defined", element, s));
     if (!at_world)
       rd.fail(e, fmt::format("end '{}' of {} is rigid body {}: say where, as {}.POINT, {{body: {}, at: [x, y, z]}} or the element's 'at'",
@@ -73,12 +96,12 @@ Anchor ReadContext::end(const YAML::Node& node, const char* key, const std::stri
   }
   if (!e["body"]) rd.fail(e, "a joint end needs 'ground: [x, y, z]' or 'body: NAME'");
   const std::string body = rd.text(e["body"], "body name");
-  an.point = model.find_point(body);
+  an.point = find_point(body);
   if (an.point != kNoPoint) {
     if (e["at"]) rd.fail(e["at"], fmt::format("'{}' is a point mass: a joint attaches to it without 'at'", body));
     return an;
   }
-  an.body = model.find_body(body);
+  an.body = find_body(body);
   if (an.body < 0) rd.fail(e["body"], fmt::format("{} names body '{}', which is not defined", element, body));
   if (!e["at"]) {
     if (!at_world)

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <set>
 #include <string>
+#include <unordered_map>
 
 #include "core/model.hpp"
 #include "problem/problem.hpp"
@@ -127,12 +128,26 @@ struct Frame {
 };
 
 
+// The names of a model's point masses and rigid bodies, with their indices, as the loader reads
+// them: found in O(1), where Model::find_point and find_body scan the lists (O(N^2) for the joints
+// of an N-body model).
+struct ModelNames {
+  std::unordered_map<std::string, int> points, bodies;
+};
+
 // What an element kind's reader gets: the reader, the frame, and the model read so far (bodies
-// complete, elements before this one).
+// complete, elements before this one); `names`, the loader's index of its bodies, when it has one.
 struct ReadContext {
   const Reader& rd;
   const Frame& frame;
   const Model& model;
+  const ModelNames* names = nullptr;
+
+  int find_point(const std::string& name) const;  // kNoPoint when absent
+  int find_body(const std::string& name) const;   // -1 when absent
+  // An anchor's position at the initial state (local frame, m), as Model::anchor_position gives it
+  // at initial_q(), without building that O(N) vector.
+  Eigen::VectorXd initial_position(const Anchor& anchor) const;
 
   SourceMark mark(const YAML::Node& n) const {
     const YAML::Mark m = n.Mark();
