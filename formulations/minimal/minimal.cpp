@@ -3,6 +3,7 @@
 // pairs. Frictionless point-plane contacts are events: located impacts with Newton's law,
 // persistent contacts as bilateral constraints (common/contact_events.hpp). A model without
 // contacts takes exactly the plain paths.
+#include "common/dense_limit.hpp"
 #include "common/erk_simulators.hpp"
 #include "common/integrator_table.hpp"
 #include "core/formulation.hpp"
@@ -54,6 +55,11 @@ class Minimal final : public Formulation {
       Hinge hinge;
       return build_hinge(model, hinge);
     }
+    // A tree of rods has nq - nc joint coordinates n; R (nq x n), R^T M R and its Cholesky factor
+    // (n x n) are dense.
+    const double n = model.nq() - model.nc(), nq = model.nq();
+    if (std::string why = dense_limit_reason("R and R^T M R", 8.0 * (nq * n + 2.0 * n * n), n * n * n / 3.0); !why.empty())
+      return why;
     JointTree tree;
     return build_joint_tree(model, tree);
   }

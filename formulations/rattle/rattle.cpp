@@ -40,6 +40,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/dense_limit.hpp"
 #include "common/independent_rows.hpp"
 #include "common/length_scale.hpp"
 #include "common/linear_solver.hpp"
@@ -358,7 +359,12 @@ class Rattle final : public Formulation {
  private:
   // A force depending on v would make the half-kicks implicit: such models are refused by name.
   // dQ/dv is probed at the initial position with two velocities (a damper's is non-zero at any).
+  // G and its update (nr x nq), M^-1 G^T and its update (nq x nr) are dense: refused above the
+  // dense limit (nr <= nc).
   std::string structure_unsupported_reason(const Model& model) const override {
+    const double nq = model.nq(), nc = model.nc();
+    if (std::string why = dense_limit_reason("G and M^-1 G^T", 8.0 * 4.0 * nc * nq, 0.0); !why.empty()) return why;
+    if (!model.has_role(ElementRole::kForce)) return "";
     const int n = model.nq();
     const Eigen::VectorXd q0 = model.initial_q();
     Eigen::MatrixXd K(n, n), C(n, n);

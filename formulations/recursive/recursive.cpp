@@ -23,6 +23,7 @@
 //
 // Linearization about a static equilibrium: in the tree's velocity coordinates as tangent
 // increments, M = H(q0) by CRBA and the gravity stiffness K analytic (linearizer.cpp).
+#include "common/dense_limit.hpp"
 #include "common/erk_simulators.hpp"
 #include "common/integrator_table.hpp"
 #include "core/formulation.hpp"
@@ -117,6 +118,11 @@ class Recursive final : public Formulation {
     const ErkCase c = cases_.find(name(), integrator, setting);
     SpatialTree tree;
     if (const std::string why = build_spatial_tree(model, tree); !why.empty()) throw SolverError(why);
+    if (c.variant != 0) {  // CRBA: H dense (nv x nv), its tree-sparse LTDL O(nv d^2) for depth d
+      const double nv = tree.nv, d = tree.depth;
+      if (const std::string why = dense_limit_reason("the mass matrix H", 8.0 * nv * nv, nv * d * d); !why.empty())
+        throw SolverError("recursive/" + integrator + ": " + why);
+    }
     return make_erk_simulator<TreeOde>(c, model, setting, std::move(tree), c.variant == 0 ? Algorithm::kAba : Algorithm::kCrba);
   }
 

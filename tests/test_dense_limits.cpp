@@ -1,0 +1,70 @@
+// The formulations that are dense by design refuse a large model up front, with the memory their
+// dense objects would take (common/dense_limit.hpp), and take a model below the limit; the sparse
+// ones take it.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <vector>
+
+#include "core/formulation.hpp"
+#include "support/models.hpp"
+
+namespace mbs {
+namespace {
+
+// A planar chain of n point masses, 1 m and 1 kg in all, its links alternating either side of the
+// vertical (a generic configuration: every rod's row independent).
+Model planar_chain(int n) {
+  std::vector<testing::ChainLink> links;
+  const double L = 1.0 / n;
+  Eigen::Vector3d r = Eigen::Vector3d::Zero();
+  for (int i = 0; i < n; ++i) {
+    const double a = (i % 2 ? 0.3 : -0.2);
+    r += L * Eigen::Vector3d(std::sin(a), -std::cos(a), 0.0);
+    links.push_back({1.0 / n, r});
+  }
+  return testing::chain_model(2, links);
+}
+
+const Formulation& formulation(const char* name) {
+  const Formulation* f = Registry::instance().find(name);
+  if (!f) throw std::logic_error(std::string("no formulation ") + name);
+  return *f;
+}
+
+// 20,000 links: nq = 40,000 coordinates, nc = 20,000 rows, n = nq - nc = 20,000 joint coordinates.
+TEST(DenseLimits, TwentyThousandLinkChainIsRefusedWithTheMemoryItWouldTake) {
+  const int N = 20000;
+  const Model m = planar_chain(N);
+  const double nq = 2.0 * N, nc = N, n = nq - nc;
+  // minimal: R (nq x n), R^T M R and its factor (n x n), 8 bytes a double.
+  const std::string minimal = formulation("minimal").unsupported_reason(m);
+  EXPECT_NE(minimal.find(fmt::format("would take {:.3g} MB", 8.0 * (nq * n + 2.0 * n * n) / 1e6)), std::string::npos) << minimal;
+  // rattle: G, its update (nc x nq) and M^-1 G^T, its update (nq x nc).
+  const std::string rattle = formulation("rattle").unsupported_reason(m);
+  EXPECT_NE(rattle.find(fmt::format("would take {:.3g} MB", 8.0 * 4.0 * nc * nq / 1e6)), std::string::npos) << rattle;
+  // recursive: ABA is O(N); CRBA's H is n x n and its create() refuses it.
+  EXPECT_EQ(formulation("recursive").unsupported_reason(m), "");
+  try {
+    formulation("recursive").create(m, "crba-rk4", 1e-3);
+    ADD_FAILURE() << "recursive/crba-rk4 took a 20,000-link chain";
+  } catch (const SolverError& e) {
+    EXPECT_NE(std::string(e.what()).find(fmt::format("would take {:.3g} MB", 8.0 * n * n / 1e6)), std::string::npos) << e.what();
+  }
+  // The natural-coordinate formulations on their sparse path take it.
+  for (const char* f : {"projection", "alm-index3", "gen-alpha"}) EXPECT_EQ(formulation(f).unsupported_reason(m), "") << f;
+}
+
+// Below the limits (n^3 / 3 = 3.3e8 flops for minimal's factorization, 8 n^2 = 8 MB and n d^2 = 1e9
+// flops for CRBA's H at n = d = 1,000) the dense formulations take the chain.
+TEST(DenseLimits, ThousandLinkChainIsTaken) {
+  const Model m = planar_chain(1000);
+  EXPECT_EQ(formulation("minimal").unsupported_reason(m), "");
+  EXPECT_EQ(formulation("rattle").unsupported_reason(m), "");
+  EXPECT_NO_THROW(formulation("recursive").create(m, "crba-rk4", 1e-3));
+}
+
+}  // namespace
+}  // namespace mbs
