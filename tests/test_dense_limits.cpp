@@ -1,32 +1,16 @@
 // The formulations that are dense by design refuse a large model up front, with the memory their
 // dense objects would take (common/dense_limit.hpp), and take a model below the limit; the sparse
-// ones take it.
+// ones take it, and their set-up holds no dense object.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
 
-#include <cmath>
-#include <vector>
-
 #include "core/formulation.hpp"
+#include "support/alloc_counter.hpp"
 #include "support/models.hpp"
 
 namespace mbs {
 namespace {
-
-// A planar chain of n point masses, 1 m and 1 kg in all, its links alternating either side of the
-// vertical (a generic configuration: every rod's row independent).
-Model planar_chain(int n) {
-  std::vector<testing::ChainLink> links;
-  const double L = 1.0 / n;
-  Eigen::Vector3d r = Eigen::Vector3d::Zero();
-  for (int i = 0; i < n; ++i) {
-    const double a = (i % 2 ? 0.3 : -0.2);
-    r += L * Eigen::Vector3d(std::sin(a), -std::cos(a), 0.0);
-    links.push_back({1.0 / n, r});
-  }
-  return testing::chain_model(2, links);
-}
 
 const Formulation& formulation(const char* name) {
   const Formulation* f = Registry::instance().find(name);
@@ -37,7 +21,7 @@ const Formulation& formulation(const char* name) {
 // 20,000 links: nq = 40,000 coordinates, nc = 20,000 rows, n = nq - nc = 20,000 joint coordinates.
 TEST(DenseLimits, TwentyThousandLinkChainIsRefusedWithTheMemoryItWouldTake) {
   const int N = 20000;
-  const Model m = planar_chain(N);
+  const Model m = testing::zigzag_chain(N);
   const double nq = 2.0 * N, nc = N, n = nq - nc;
   // minimal: R (nq x n), R^T M R and its factor (n x n), 8 bytes a double.
   const std::string minimal = formulation("minimal").unsupported_reason(m);
@@ -60,10 +44,32 @@ TEST(DenseLimits, TwentyThousandLinkChainIsRefusedWithTheMemoryItWouldTake) {
 // Below the limits (n^3 / 3 = 3.3e8 flops for minimal's factorization, 8 n^2 = 8 MB and n d^2 = 1e9
 // flops for CRBA's H at n = d = 1,000) the dense formulations take the chain.
 TEST(DenseLimits, ThousandLinkChainIsTaken) {
-  const Model m = planar_chain(1000);
+  const Model m = testing::zigzag_chain(1000);
   EXPECT_EQ(formulation("minimal").unsupported_reason(m), "");
   EXPECT_EQ(formulation("rattle").unsupported_reason(m), "");
   EXPECT_NO_THROW(formulation("recursive").create(m, "crba-rk4", 1e-3));
+}
+
+// Set-up of a 5,000-link chain (nq = 10,000, nc = 5,000): one dense nc x nq matrix would be 400 MB;
+// the sparse set-up holds O(nq + nnz) (a few hundred bytes a link). Bounded by a tenth of that dense
+// matrix, so that a dense object of any of the model's sizes cannot come back unnoticed.
+TEST(DenseLimits, SparseSetUpOfAFiveThousandLinkChainHoldsNoDenseObject) {
+  MBS_SKIP_WITHOUT_ALLOCATION_COUNTING();
+  const int N = 5000;
+  const Model m = testing::zigzag_chain(N);
+  const double dense = 8.0 * N * (2.0 * N);
+  const std::pair<const char*, const char*> cases[] = {{"recursive", "aba-rk4"},     {"projection", "rk4"},
+                                                       {"baumgarte", "rk4"},         {"alm-index3", "trapezoidal"},
+                                                       {"gen-alpha", "rho-0.9"}};
+  for (const auto& [f, integrator] : cases) {
+    std::unique_ptr<Simulator> sim;
+    testing::allocations_during([&] { sim = formulation(f).create(m, integrator, 1e-3); });
+    const long bytes = testing::peak_counted_bytes();
+    const double peak = static_cast<double>(bytes);
+    RecordProperty(std::string(f) + "_peak_bytes", std::to_string(bytes));
+    EXPECT_LT(peak, 0.1 * dense) << f << "/" << integrator << ": set-up held " << peak / 1e6 << " MB at its peak";
+    EXPECT_GT(peak, 0.0) << f << "/" << integrator;  // the counter saw the set-up
+  }
 }
 
 }  // namespace

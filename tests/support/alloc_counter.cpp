@@ -2,11 +2,13 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <malloc.h>
 #include <new>
 
 namespace {
 std::atomic<bool> g_counting{false};
 std::atomic<long> g_allocations{0};
+std::atomic<long> g_live_bytes{0}, g_peak_bytes{0};
 inline void count() {
   if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
 }
@@ -25,11 +27,25 @@ inline void count() {
 #endif
 
 #if MBS_COUNT_ALLOCATIONS
-// glibc lets the executable define malloc; forward to the real allocator.
+// glibc lets the executable define malloc and free; forward to the real allocator.
 extern "C" void* __libc_malloc(std::size_t);
+extern "C" void __libc_free(void*);
 extern "C" void* malloc(std::size_t n) {
   count();
-  return __libc_malloc(n);
+  void* p = __libc_malloc(n);
+  if (p && g_counting.load(std::memory_order_relaxed)) {
+    const long live = g_live_bytes.fetch_add(static_cast<long>(malloc_usable_size(p)), std::memory_order_relaxed) +
+                      static_cast<long>(malloc_usable_size(p));
+    long peak = g_peak_bytes.load(std::memory_order_relaxed);
+    while (live > peak && !g_peak_bytes.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
+    }
+  }
+  return p;
+}
+extern "C" void free(void* p) {
+  if (p && g_counting.load(std::memory_order_relaxed))
+    g_live_bytes.fetch_sub(static_cast<long>(malloc_usable_size(p)), std::memory_order_relaxed);
+  __libc_free(p);
 }
 
 // operator new is counted through malloc above; it is replaced so that the count does not depend on
@@ -55,6 +71,8 @@ bool allocation_counting_supported() { return MBS_COUNT_ALLOCATIONS != 0; }
 
 void start_counting_allocations() {
   g_allocations = 0;
+  g_live_bytes = 0;
+  g_peak_bytes = 0;
   g_counting = true;
 }
 
@@ -62,5 +80,7 @@ long stop_counting_allocations() {
   g_counting = false;
   return g_allocations.load();
 }
+
+long peak_counted_bytes() { return g_peak_bytes.load(); }
 
 }  // namespace mbs::testing

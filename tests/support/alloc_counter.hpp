@@ -11,6 +11,10 @@ namespace mbs::testing {
 bool allocation_counting_supported();
 void start_counting_allocations();
 long stop_counting_allocations();  // allocations since start
+// The most heap bytes (malloc_usable_size) held at once between start and stop by the blocks that
+// malloc and operator new allocated since start, less those freed (a block from before start freed
+// in between counts against it): what the code under count needed at its peak.
+long peak_counted_bytes();
 
 // In sanitizer builds this counts nothing and returns 0: the release build is the one that asserts.
 template <typename F>

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,20 @@ inline Model chain_model(int dim, const std::vector<ChainLink>& links) {
     previous = r;
   }
   return m;
+}
+
+// A planar chain of n point masses, 1 m and 1 kg in all, its links alternating either side of the
+// vertical (a generic configuration: every rod's row independent); for the large-model tests.
+inline Model zigzag_chain(int n) {
+  std::vector<ChainLink> links;
+  const double L = 1.0 / n;
+  Eigen::Vector3d r = Eigen::Vector3d::Zero();
+  for (int i = 0; i < n; ++i) {
+    const double a = i % 2 ? 0.3 : -0.2;
+    r += L * Eigen::Vector3d(std::sin(a), -std::cos(a), 0.0);
+    links.push_back({1.0 / n, r});
+  }
+  return chain_model(2, links);
 }
 
 // A planar four-bar of point masses: ground pivots O1 = (0, 0) and O2 = (2, 0), crank O1-A, coupler
