@@ -61,7 +61,10 @@ TEST(DenseLimits, SparseSetUpOfAFiveThousandLinkChainHoldsNoDenseObject) {
   const std::pair<const char*, const char*> cases[] = {{"recursive", "aba-rk4"},     {"projection", "rk4"},
                                                        {"baumgarte", "rk4"},         {"alm-index3", "trapezoidal"},
                                                        {"gen-alpha", "rho-0.9"}};
-  for (const auto& [f, integrator] : cases) {
+  for (const auto& c : cases) {
+    // Named copies, not structured bindings: C++17 lambdas cannot capture a binding (clang).
+    const char* f = c.first;
+    const char* integrator = c.second;
     std::unique_ptr<Simulator> sim;
     testing::allocations_during([&] { sim = formulation(f).create(m, integrator, 1e-3); });
     const long bytes = testing::peak_counted_bytes();

@@ -9,7 +9,7 @@ namespace {
 std::atomic<bool> g_counting{false};
 std::atomic<long> g_allocations{0};
 std::atomic<long> g_live_bytes{0}, g_peak_bytes{0};
-inline void count() {
+[[maybe_unused]] inline void count() {  // unused under ASan (below)
   if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
 }
 }  // namespace
