@@ -8,6 +8,8 @@
 //   void rhs(double t, const State& y, State& dydt);
 #pragma once
 
+#include <fmt/format.h>
+
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
@@ -187,11 +189,14 @@ class EmbeddedRk {
       ++stats.failures;
       h_ = h * rejected_factor(en);
       have_k0_ = true;  // k_[0] = f(t, y) is still valid for the retry
-      if (h_ < h_min) throw SolverError("step size underflow in embedded Runge-Kutta");
+      if (h_ < h_min) underflow(t, h_);
     }
   }
 
  private:
+  [[noreturn, gnu::noinline, gnu::cold]] static void underflow(double t, double h) {
+    throw SolverError(fmt::format("step size underflow in embedded Runge-Kutta at t = {:.9g} s (h = {:.3g} s)", t, h));
+  }
   // PI control (Gustafsson's PI.3.4: k_I = 0.3/k, k_P = 0.4/k, k = embedded order + 1) on accepted
   // steps: on a chain whose step is held at the stability boundary, the elementary controller
   // rejected a quarter of its steps. After a rejection the next step may not grow (Hairer, II.4).

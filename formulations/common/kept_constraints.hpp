@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "common/length_scale.hpp"
+#include "common/shifted_llt.hpp"
 #include "common/quadratic_rows.hpp"
 #include "common/sparse_natural.hpp"
 #include "core/formulation.hpp"
@@ -55,10 +56,8 @@ namespace mbs {
 inline constexpr double kProjectionPhiTol = 1e-14;   // x scale (m): |Phi|_inf at round-off
 inline constexpr double kProjectionStepTol = 1e-8;   // x scale (m): a correction this small leaves ~1e-16 scale
 inline constexpr int kProjectionMaxIterations = 10;
-// Regularization of G M^-1 G^T (file comment): the shift, relative to its largest diagonal entry,
-// taken only where the smallest pivot share fell below kSingularDrop times its value at q0.
-inline constexpr double kSingularShift = 1e-8;
-inline constexpr double kSingularDrop = 1e-3;
+// Regularization of G M^-1 G^T (file comment): kSingularShift and kSingularDrop of
+// common/shifted_llt.hpp.
 
 // The position scale of a model's tolerances (m): its longest length, or its largest initial
 // coordinate when that is larger, 1 when it has neither.
@@ -90,8 +89,8 @@ class KeptConstraints {
         n_r_(static_cast<int>(rows.size())), rows_(std::move(rows)), all_rows_(n_r_ == nat.nc()),
         Minv_(nat.M_diag().cwiseInverse()), Phi_all_(nat.nc()),
         G_all_(all_rows_ || kSparse ? 0 : nat.nc(), all_rows_ || kSparse ? 0 : n_q_), r_(n_r_), c_(n_r_), mu_(n_r_),
-        rr_(n_r_), dl_(n_r_), dq_(n_q_), G_(dense(n_r_), dense(n_q_)), GMi_(dense(n_r_), dense(n_q_)),
-        S_(dense(n_r_), dense(n_r_)), S_reg_(dense(n_r_), dense(n_r_)), llt_(dense(n_r_)), qb_(n_q_), vb_(n_q_),
+        rr_(n_r_), dq_(n_q_), G_(dense(n_r_), dense(n_q_)), GMi_(dense(n_r_), dense(n_q_)), schur_(dense(n_r_)),
+        qb_(n_q_), vb_(n_q_),
         q_ref_(qb_), v_ref_(vb_) {
     if constexpr (kSparse) {
       G_sp_ = std::make_unique<SparseJacobian>(nat, rows_);
@@ -108,7 +107,7 @@ class KeptConstraints {
       factor();
       stats_->jacobian_evals = jacobian_evals;
       if constexpr (kSparse) pivot_floor_ = kSingularDrop * S_sp_->pivot_ratio();
-      else pivot_floor_ = kSingularDrop * pivot_ratio_;
+      else schur_.set_floor_from_current();
     }
   }
   KeptConstraints(const KeptConstraints&) = delete;
@@ -203,17 +202,8 @@ class KeptConstraints {
     if constexpr (NR == 1) {
       s_inv_ = 1.0 / GMi_.row(0).dot(G_.row(0));
     } else {
-      S_.noalias() = GMi_ * G_.transpose();
-      // Cholesky pivots L_kk^2 against the diagonal: a row nearly dependent on those before it.
-      llt_.compute(S_);
-      pivot_ratio_ = llt_.info() != Eigen::Success
-                         ? 0.0
-                         : (llt_.matrixLLT().diagonal().array().square() / S_.diagonal().array()).minCoeff();
-      shifted_ = pivot_ratio_ < pivot_floor_;
-      if (!shifted_ || n_r_ == 0) return;
-      S_reg_ = S_;
-      S_reg_.diagonal().array() += kSingularShift * S_.diagonal().cwiseAbs().maxCoeff();
-      llt_.compute(S_reg_);
+      schur_.S().noalias() = GMi_ * G_.transpose();
+      schur_.factor();
     }
   }
   // x = S^-1 b with the S of the last factor(): (S + delta I)^-1 b refined once against S.
@@ -225,12 +215,7 @@ class KeptConstraints {
     if constexpr (NR == 1) {
       x[0] = s_inv_ * b[0];
     } else {
-      x = llt_.solve(b);
-      if (!shifted_) return;
-      rr_ = b;
-      rr_.noalias() -= S_ * x;
-      dl_ = llt_.solve(rr_);
-      x += dl_;
+      schur_.solve(b, x);
     }
   }
   // y = G x (x of size nq).
@@ -343,15 +328,12 @@ class KeptConstraints {
   VecQ Minv_;
   Eigen::VectorXd Phi_all_;  // every row (only when rows are dropped)
   Eigen::MatrixXd G_all_;
-  VecR r_, c_, mu_, rr_, dl_;
+  VecR r_, c_, mu_, rr_;
   VecQ dq_;
   Jac G_, GMi_;
-  MatR S_, S_reg_;           // G M^-1 G^T, and S + delta I (factored when shifted_)
-  bool shifted_ = false;     // the last factor() met a near-singular S and factored S + delta I
-  double pivot_ratio_ = 0.0; // smallest pivot share of the last factor() (file comment)
-  double pivot_floor_ = 0.0; // kSingularDrop x its value at q0: below it, S is near-singular
-  Eigen::LLT<MatR> llt_;
-  std::unique_ptr<SparseJacobian> G_sp_;  // kSparse: instead of G_, GMi_, S_, llt_
+  ShiftedLlt<MatR, VecR> schur_;  // S = G M^-1 G^T and its factor, shifted where near-singular
+  double pivot_floor_ = 0.0;      // kSparse: kSingularDrop x S's pivot share at q0
+  std::unique_ptr<SparseJacobian> G_sp_;  // kSparse: instead of G_, GMi_, schur_
   std::unique_ptr<SparseSchur> S_sp_;
   double tol_Phi_ = 0.0, tol_dq_ = 0.0;
   double s_inv_ = 0.0;  // 1 / (G M^-1 G^T) for one kept row
