@@ -231,10 +231,6 @@ TEST_P(BricardCases, RedundantLoopHandledOnAShortInterval) {
     EXPECT_NE(why.find("revolute 'J1'"), std::string::npos) << why;
     GTEST_SKIP() << why;
   }
-  if (c.formulation->name() == "recursive") {  // joint coordinates of trees: the loop is named
-    EXPECT_NE(why.find("closed loop"), std::string::npos) << why;
-    GTEST_SKIP() << why;
-  }
   ASSERT_EQ(why, "") << c.name();
   Bounds b = kUnlisted;
   b.setting = c.info.kind == SettingKind::kFixedStep ? 0.01 : 1e-8;

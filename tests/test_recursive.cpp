@@ -2,7 +2,7 @@
 // agree on random states; both agree with the natural-coordinate formulations on a spatial chain;
 // energy drift shrinks at the method's order on a tree of every joint type; a conical pendulum keeps
 // its cone angle and a spherical pendulum passes through both poles (the quaternion configuration);
-// closed loops are refused with the loop named; run() allocates nothing. The planar path agrees
+// closed loops are cut at the joint that closes them (test_recursive_loops.cpp); run() allocates nothing. The planar path agrees
 // with the spatial one on planar trees, and the fixed-step DOP853 cases converge at 8th order.
 // Force elements (spring-dampers, torques, point forces) act on the tree as external forces: ABA
 // and CRBA agree with them, the motion agrees with `projection`, and the energy balance closes at
@@ -385,21 +385,32 @@ TEST(Recursive, SphericalPendulumPassesThroughThePoles) {
   }
 }
 
-TEST(Recursive, ClosedLoopsAndContactsAreUnsupportedWithTheReason) {
-  const std::string loop = rec().unsupported_reason(testing::four_bar());
-  EXPECT_NE(loop.find("closed loop"), std::string::npos) << loop;
+TEST(Recursive, ClosedLoopsAreCutAtTheJointThatClosesThem) {
+  SpatialTree four_bar;
+  ASSERT_EQ(recursive::build_spatial_tree(testing::four_bar(), four_bar), "");
   // The breadth-first search from ground places A and B (by rod0 and rocker) before it meets rod1.
-  EXPECT_NE(loop.find("joint rod1"), std::string::npos) << loop;
+  ASSERT_EQ(four_bar.cuts.size(), 1u);
+  EXPECT_EQ(four_bar.cuts[0]->name, "rod1");
+  EXPECT_EQ(rec().unsupported_reason(testing::four_bar()), "");  // closed by its cut (test_recursive_loops.cpp)
   Problem bar = load_problem(MBS_SOURCE_DIR "/problems/pinned_bar.yaml");
   EXPECT_EQ(rec().unsupported_reason(bar.model), "");  // its pins pair into a hinge (PinnedBarIsAHinge)
-  // A third pin off the hinge's line locks the bar: a loop again.
+  // A third pin off the hinge's line locks the bar: a loop, closed by the third pin's rows.
   auto third = std::make_shared<SphericalJoint>(*bar.model.elements_of<SphericalJoint>()[0]);
   third->name = "pin_third";
   third->a = ground({0.0, 0.0, 0.25});
   third->b = on(bar.model, 0, {0.0, 0.0, 0.25});
   bar.model.elements.push_back(third);
-  const std::string locked = rec().unsupported_reason(bar.model);
-  EXPECT_NE(locked.find("closed loop: joint pin_third"), std::string::npos) << locked;
+  SpatialTree locked;
+  ASSERT_EQ(recursive::build_spatial_tree(bar.model, locked), "");
+  ASSERT_EQ(locked.cuts.size(), 1u);
+  EXPECT_EQ(locked.cuts[0]->name, "pin_third");
+  // A loop through quaternion coordinates (spatial rods) is not closed yet: said so.
+  Model spatial = testing::chain_model(3, {{1.0, {0.3, 0.9, 0.2}}, {0.5, {1.6, 1.1, 0.1}}});
+  const Eigen::Vector3d O2(2.0, 0.0, 0.0);
+  spatial.elements.push_back(std::make_shared<Rod>("rocker", kGround, 1, O2, (spatial.points[1].r0 - O2).norm()));
+  const std::string why = rec().unsupported_reason(spatial);
+  EXPECT_NE(why.find("a closed loop (joint rod1 closes one) on a tree with spherical joints or spatial rods: not implemented"),
+            std::string::npos) << why;
   const Problem wall = load_problem(MBS_SOURCE_DIR "/problems/double_pendulum_wall.yaml");
   EXPECT_EQ(rec().unsupported_reason(wall.model), "");  // contacts on its points (tests/test_contacts.cpp)
   EXPECT_EQ(rec().unsupported_reason(mixed_tree()), "");

@@ -54,6 +54,7 @@ void pair_hinges(const Model& model, std::vector<JointEdge>& edges, std::vector<
       edges[i].hinge = true;
       edges[i].axis = d.normalized();
       edges[i].name = edges[i].e->name + "+" + edges[k].e->name;
+      edges[i].pair = k;
       used[k] = 1;
       break;
     }

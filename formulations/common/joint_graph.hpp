@@ -24,6 +24,7 @@ struct JointEdge {
   bool hinge = false;          // a pair of spherical joints (pair_hinges): a revolute joint about `axis`
   Eigen::Vector3d axis = Eigen::Vector3d::Zero();
   std::string name;            // the joint's name where it is not e->name (a hinge's pair)
+  int pair = -1;               // a hinge's second edge (marked used), whose rows close a loop with it
 };
 
 // The model's joints as edges (force elements and contacts make none), or why one is no tree joint.

@@ -55,6 +55,18 @@ void kinematics(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>
   }
 }
 
+void bias_accelerations(const SpatialTree& tree, const TreeWorkspace& ws, std::vector<Vec6>& ab) {
+  for (size_t i = 0; i < tree.bodies.size(); ++i) {
+    const int p = tree.bodies[i].parent;
+    Vec6 ap = Vec6::Zero();
+    if (p >= 0) {  // X a_parent: [E w; E (a - r x w)]
+      ap.head<3>().noalias() = ws.E[i] * ab[p].head<3>();
+      ap.tail<3>().noalias() = ws.E[i] * (ab[p].tail<3>() - ws.r[i].cross(ab[p].head<3>()));
+    }
+    ab[i] = ap + ws.c[i];
+  }
+}
+
 void configuration_rate(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
                         const Eigen::Ref<const Eigen::VectorXd>& qd, Eigen::Ref<Eigen::VectorXd> qdot) {
   if (!tree.has_quaternions) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <vector>
 
 #include "recursive/tree_model.hpp"
 
@@ -21,6 +22,9 @@ inline Vec6 base_acceleration(const SpatialTree& tree) {
 }
 // World (model local) orientation Rw and origin ow of every body, from the last kinematics() call.
 void world_frames(const SpatialTree& tree, TreeWorkspace& ws);
+// The bias accelerations ab (qdd = 0, no gravity; body coordinates) of every body, from the
+// velocity-product accelerations of the last kinematics(): ab_i = X_i ab_parent + c_i.
+void bias_accelerations(const SpatialTree& tree, const TreeWorkspace& ws, std::vector<Vec6>& ab);
 // q' from the velocities (quaternions: 1/2 q (x) (0, omega)).
 void configuration_rate(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
                         const Eigen::Ref<const Eigen::VectorXd>& qd, Eigen::Ref<Eigen::VectorXd> qdot);

@@ -277,7 +277,10 @@ std::string linearizer_unsupported_reason(const Model& model) {
       return fmt::format("element {} ({}): gravity is the only load linearized, {} elements are not", e->name, e->kind(),
                          to_string(e->role()));
   SpatialTree tree;
-  return build_spatial_tree(model, tree);
+  if (std::string why = build_spatial_tree(model, tree); !why.empty()) return why;
+  if (!tree.cuts.empty())
+    return fmt::format("closed loop: joint {} closes one; the linearization takes trees", tree.cuts.front()->name);
+  return "";
 }
 
 std::unique_ptr<Linearizer> make_linearizer(const Model& model) {

@@ -21,13 +21,21 @@
 // joints, spatial rods and free bodies that minimal's cases do not; as cases of one formulation
 // either set would end as `error` rows on the other's problems instead of `unsupported` with a reason.
 //
+// Closed loops: the tree is a spanning tree of the joint graph and the joints it leaves out close
+// the loops with their own rows (loop_closure.hpp): the accelerations by Lagrange multipliers on
+// the tree's, H by CRBA in both families, and a projection onto the position and velocity
+// constraints after every step, as `projection` does in natural coordinates.
+//
 // Linearization about a static equilibrium: in the tree's velocity coordinates as tangent
 // increments, M = H(q0) by CRBA and the gravity stiffness K analytic (linearizer.cpp).
+#include <fmt/format.h>
+
 #include "common/dense_limit.hpp"
 #include "common/erk_simulators.hpp"
 #include "common/integrator_table.hpp"
 #include "core/formulation.hpp"
 #include "recursive/linearizer.hpp"
+#include "recursive/loop_closure.hpp"
 #include "recursive/spatial_tree.hpp"
 #include "recursive/tree_contacts.hpp"
 
@@ -41,9 +49,10 @@ class TreeOde {
  public:
   using State = Eigen::VectorXd;
   static constexpr bool kContacts = true;  // a model without contacts takes the plain step
-  TreeOde(const Model& model, SpatialTree tree, Algorithm algorithm)
-      : model_(model), tree_(std::move(tree)), algorithm_(algorithm), contacts_(model, tree_),
-        ws_(tree_, algorithm == Algorithm::kCrba || contacts_.active()), forces_(tree_, model), cdy_(size()) {}
+  TreeOde(const Model& model, RunStats& stats, SpatialTree tree, Algorithm algorithm)
+      : model_(model), tree_(std::move(tree)), algorithm_(algorithm), contacts_(model, tree_), loops_(model, tree_, &stats),
+        ws_(tree_, algorithm == Algorithm::kCrba || contacts_.active() || !loops_.empty()), forces_(tree_, model),
+        cdy_(size()) {}
   const char* name() const { return "recursive"; }
   int size() const { return tree_.nq + tree_.nv; }
   void rhs(double /*t*/, const State& y, State& dydt) {
@@ -54,6 +63,7 @@ class TreeOde {
     if (algorithm_ == Algorithm::kAba) aba(tree_, q, v, ws_, dydt.tail(tree_.nv), f_ext);
     else crba(tree_, q, v, ws_, dydt.tail(tree_.nv), f_ext);
     if (contacts_.num_closed() != 0) contacts_.constrain(q, v, ws_, dydt.tail(tree_.nv));
+    if (!loops_.empty()) loops_.constrain(q, v, ws_, dydt.tail(tree_.nv));
   }
 
   // The contact interface of common/contact_events.hpp (tree_contacts.hpp does the mechanics).
@@ -73,8 +83,11 @@ class TreeOde {
     y.head(tree_.nq) = tree_.q0;
     y.tail(tree_.nv) = tree_.v0;
   }
-  // Quaternions renormalized after every step (file comment).
-  void finish_step(double /*t*/, State& y) const { normalize(tree_, y.head(tree_.nq)); }
+  // Quaternions renormalized, loops closed by projection after every step (file comment).
+  void finish_step(double t, State& y) {
+    normalize(tree_, y.head(tree_.nq));
+    if (!loops_.empty()) loops_.project(t, y.head(tree_.nq), y.tail(tree_.nv), ws_);
+  }
   void model_state(const State& y, Eigen::VectorXd& qn, Eigen::VectorXd& vn) {
     recursive::model_state(tree_, model_, y.head(tree_.nq), y.tail(tree_.nv), ws_, qn, vn);
   }
@@ -84,6 +97,7 @@ class TreeOde {
   SpatialTree tree_;
   Algorithm algorithm_;
   TreeContacts contacts_;
+  LoopClosure loops_;  // the cut joints' rows (none on a tree)
   TreeWorkspace ws_;
   TreeForces forces_;  // the force elements (none: nothing evaluated)
   State cdy_;  // closed_forces' right-hand side
@@ -108,6 +122,13 @@ class Recursive final : public Formulation {
     SpatialTree tree;
     if (std::string why = build_spatial_tree(model, tree); !why.empty()) return why;
     if (!TreeContacts(model, tree).mapped()) return "a contact's point is not a point of the tree";
+    if (!tree.cuts.empty()) {
+      if (TreeContacts(model, tree).active())
+        return fmt::format("contacts on a closed loop (joint {} closes one): not implemented", tree.cuts.front()->name);
+      if (tree.has_quaternions)
+        return fmt::format("a closed loop (joint {} closes one) on a tree with spherical joints or spatial rods: not implemented",
+                           tree.cuts.front()->name);
+    }
     return "";
   }
   std::string linearization_unsupported_reason(const Model& model) const override {

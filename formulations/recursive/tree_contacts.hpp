@@ -104,16 +104,7 @@ class TreeContacts {
     kinematics(tree_, q, v, ws);
     world_frames(tree_, ws);
     factored_mass_matrix(tree_, ws);
-    if (!bias) return;
-    for (size_t i = 0; i < tree_.bodies.size(); ++i) {
-      const int p = tree_.bodies[i].parent;
-      Vec6 ap = Vec6::Zero();
-      if (p >= 0) {  // X a_parent: [E w; E (a - r x w)]
-        ap.head<3>().noalias() = ws.E[i] * ab_[p].head<3>();
-        ap.tail<3>().noalias() = ws.E[i] * (ab_[p].tail<3>() - ws.r[i].cross(ab_[p].head<3>()));
-      }
-      ab_[i] = ap + ws.c[i];
-    }
+    if (bias) bias_accelerations(tree_, ws, ab_);
   }
 
   // Contact j's row G_j into G_.row(a), H^-1 G_j^T into Y_.col(a); returns n^T Jdot v when bias.

@@ -318,9 +318,11 @@ std::string TreeBuilder::grow(int root) {
       const int child = from_a ? nb : na;
       if (child == n) return fmt::format("joint {} joins {} to itself", ed.e->name, node_name(n));
       used_[k] = 1;
-      if (placed(child))
-        return fmt::format("closed loop: joint {} joins {} and {}, already joined through the tree (the recursive engine needs a tree)",
-                           ed.e->name, node_name(n), node_name(child));
+      if (placed(child)) {  // a loop: the joint's own rows close it (a hinge pair's: both joints')
+        tree_.cuts.push_back(ed.e);
+        if (ed.pair >= 0) tree_.cuts.push_back(edges_[ed.pair].e);
+        continue;
+      }
       if (std::string why = add_body(child, n, ed, from_a ? *ed.joint.a : *ed.joint.b, from_a ? *ed.joint.b : *ed.joint.a); !why.empty())
         return why;
       frontier.push_back(child);

@@ -1,0 +1,163 @@
+// Closed loops in joint coordinates (formulations/recursive/loop_closure.hpp): the cut joints'
+// rows on the spanning tree. Phi_q and gamma match finite differences of Phi on planar point-mass,
+// planar rigid-body and spatial revolute loops; redundant rows are dropped (Bricard's loop keeps 4
+// of 5); the N-four-bar through its singular positions follows its exact reduced 1-DOF model at
+// RK4's order; the constraints hold to round-off after every step; run() allocates nothing.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "core/formulation.hpp"
+#include "elements/spherical.hpp"
+#include "problem/problem.hpp"
+#include "recursive/loop_closure.hpp"
+#include "recursive/spatial_tree.hpp"
+#include "support/alloc_counter.hpp"
+#include "support/models.hpp"
+#include "support/monitor.hpp"
+#include "support/n_four_bar.hpp"
+#include "support/tree_models.hpp"
+
+namespace mbs {
+namespace {
+
+using recursive::LoopClosure;
+using recursive::SpatialTree;
+using recursive::TreeWorkspace;
+
+const Formulation& rec() { return *Registry::instance().find("recursive"); }
+
+Problem n_four_bar(int n, double end_time) {
+  return load_problem_text(testing::n_four_bar_yaml(n, end_time), "n_four_bar.yaml");
+}
+
+struct LoopCase {
+  const char* name;
+  Model model;
+  int cut_rows, kept_rows;
+};
+
+std::vector<LoopCase> loop_models() {
+  std::vector<LoopCase> cases;
+  cases.push_back({"four_bar of point masses (a rod cut)", testing::four_bar(), 1, 1});
+  cases.push_back({"n_four_bar N = 3 (revolutes of rigid bodies)", n_four_bar(3, 1.0).model, 6, 6});
+  // Andrews' squeezer: 7 bodies on 7 angles (the Test Set's coordinates), 3 cut pins of 2 rows.
+  cases.push_back({"andrews (planar, springs)", load_problem(MBS_SOURCE_DIR "/problems/andrews.yaml").model, 6, 6});
+  cases.push_back({"bricard (spatial, a redundant row)", load_problem(MBS_SOURCE_DIR "/problems/bricard.yaml").model, 5, 4});
+  return cases;
+}
+
+// Phi at q (kinematics at zero velocity).
+Eigen::VectorXd Phi_at(const SpatialTree& tree, const LoopClosure& lc, const Eigen::VectorXd& q, TreeWorkspace& ws) {
+  recursive::kinematics(tree, q, Eigen::VectorXd::Zero(tree.nv), ws);
+  recursive::world_frames(tree, ws);
+  Eigen::VectorXd Phi(lc.kept_rows());
+  lc.positions(ws, Phi);
+  return Phi;
+}
+
+// G = Phi_q against central differences of Phi (truncation ~h^2 Phi''' ~ 1e-12, round-off ~1e-16 /
+// h ~ 1e-10 on metre-scale mechanisms), and gamma against central differences of G v along v:
+// (Phi_q v)_q v = -gamma.
+TEST(RecursiveLoops, JacobianAndGammaMatchFiniteDifferences) {
+  std::mt19937 gen(3);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (const LoopCase& c : loop_models()) {
+    SpatialTree tree;
+    ASSERT_EQ(recursive::build_spatial_tree(c.model, tree), "") << c.name;
+    ASSERT_FALSE(tree.cuts.empty()) << c.name;
+    const LoopClosure lc(c.model, tree, nullptr);
+    EXPECT_EQ(lc.cut_rows(), c.cut_rows) << c.name;
+    EXPECT_EQ(lc.kept_rows(), c.kept_rows) << c.name;
+    const int m = lc.kept_rows(), nv = tree.nv;
+    TreeWorkspace ws(tree, true);
+    Eigen::VectorXd q = tree.q0, v(nv);
+    for (int k = 0; k < nv; ++k) {
+      q[k] += 0.1 * u(gen);
+      v[k] = u(gen);
+    }
+    recursive::kinematics(tree, q, v, ws);
+    recursive::world_frames(tree, ws);
+    Eigen::MatrixXd G(m, nv);
+    lc.jacobian(ws, G);
+    std::vector<recursive::Vec6> ab(tree.bodies.size());
+    recursive::bias_accelerations(tree, ws, ab);
+    Eigen::VectorXd Gv(m), gamma(m);
+    lc.velocities(ws, ab, Gv, gamma);
+    EXPECT_LT((Gv - G * v).cwiseAbs().maxCoeff(), 1e-13 * (1.0 + (G * v).cwiseAbs().maxCoeff())) << c.name;
+
+    const double h = 1e-6;
+    Eigen::MatrixXd G_fd(m, nv);
+    for (int k = 0; k < nv; ++k) {
+      Eigen::VectorXd qp = q, qm = q;
+      qp[k] += h;
+      qm[k] -= h;
+      G_fd.col(k) = (Phi_at(tree, lc, qp, ws) - Phi_at(tree, lc, qm, ws)) / (2.0 * h);
+    }
+    EXPECT_LT((G - G_fd).cwiseAbs().maxCoeff(), 1e-7 * (1.0 + G.cwiseAbs().maxCoeff())) << c.name << "\n" << G << "\n" << G_fd;
+
+    auto G_at = [&](const Eigen::VectorXd& qq) {
+      recursive::kinematics(tree, qq, v, ws);
+      recursive::world_frames(tree, ws);
+      Eigen::MatrixXd Gq(m, nv);
+      lc.jacobian(ws, Gq);
+      return Gq;
+    };
+    const Eigen::VectorXd dGv = (G_at(q + h * v) * v - G_at(q - h * v) * v) / (2.0 * h);
+    EXPECT_LT((dGv + gamma).cwiseAbs().maxCoeff(), 1e-7 * (1.0 + gamma.cwiseAbs().maxCoeff())) << c.name;
+  }
+}
+
+// The N-four-bar (N = 2) from theta' = 1 rad/s passes its singular positions (every crank
+// horizontal) three times in 3 s; recursive follows the exact reduced model (tests/support/n_four_bar.hpp)
+// at RK4's order under both algorithms, with the loops closed to round-off after every step.
+TEST(RecursiveLoops, NFourBarThroughSingularPositionsConvergesAtFourthOrder) {
+  const double T = 3.0;
+  ASSERT_EQ(testing::n_four_bar_singular_crossings(2, T), 3);
+  const Problem p = n_four_bar(2, T);
+  const Eigen::Vector2d exact = testing::n_four_bar_reduced(2, T);
+  const int b0 = p.model.position_offset("crank0") + 0;  // the centroid: (sin theta, cos theta) / 2
+  for (const char* integrator : {"aba-rk4", "crba-rk4"}) {
+    double err[2];
+    for (int k = 0; k < 2; ++k) {
+      const double h = 4e-3 / (1 << k);
+      testing::Monitor mon(p.model);
+      rec().create(p.model, integrator, h)->run(T, &mon);
+      const Eigen::Vector2d centroid = mon.q_final.segment(b0, 2);
+      err[k] = (centroid - 0.5 * Eigen::Vector2d(std::sin(exact[0]), std::cos(exact[0]))).norm();
+      EXPECT_LT(mon.max_Phi, 1e-12) << integrator << " h = " << h;
+      EXPECT_LT(mon.max_Phi_dot, 1e-11) << integrator << " h = " << h;
+    }
+    // Order 4: halving h divides the error by 16 (asymptotically; 10..24 allowed).
+    EXPECT_GT(err[0] / err[1], 10.0) << integrator << ": " << err[0] << " " << err[1];
+    EXPECT_LT(err[0] / err[1], 24.0) << integrator << ": " << err[0] << " " << err[1];
+    EXPECT_LT(err[1], 1e-6) << integrator;
+  }
+}
+
+// Bricard's mechanism keeps its energy (no force element) at the adaptive methods' tolerance, and
+// the two algorithms agree.
+TEST(RecursiveLoops, BricardKeepsItsEnergyAndTheAlgorithmsAgree) {
+  const Problem p = load_problem(MBS_SOURCE_DIR "/problems/bricard.yaml");
+  testing::Monitor aba(p.model), crba(p.model);
+  rec().create(p.model, "aba-dopri5", 1e-10)->run(2.0, &aba);
+  rec().create(p.model, "crba-dopri5", 1e-10)->run(2.0, &crba);
+  EXPECT_LT(aba.max_drift, 1e-7);
+  EXPECT_LT(aba.max_Phi, 1e-12);
+  EXPECT_LT((aba.q_final - crba.q_final).cwiseAbs().maxCoeff(), 1e-8);
+}
+
+TEST(RecursiveLoops, RunAllocatesNothing) {
+  MBS_SKIP_WITHOUT_ALLOCATION_COUNTING();
+  const Problem p = n_four_bar(3, 1.0);
+  for (const char* integrator : {"aba-rk4", "crba-dopri5"}) {
+    const bool fixed = std::string(integrator).find("rk4") != std::string::npos;
+    auto sim = rec().create(p.model, integrator, fixed ? 1e-3 : 1e-8);
+    sim->run(0.2, nullptr);  // warm-up
+    EXPECT_EQ(testing::allocations_during([&] { sim->run(0.2, nullptr); }), 0) << integrator;
+  }
+}
+
+}  // namespace
+}  // namespace mbs
