@@ -66,8 +66,8 @@ TEST(Loader, PlanarPendulumFileBuildsTheModel) {
 TEST(Loader, ReferenceKindsComeFromTheRegistry) {
   std::vector<std::string> names;
   for (const ReferenceKindInfo* k : ReferenceKinds::instance().all()) names.push_back(k->name);
-  EXPECT_EQ(names, (std::vector<std::string>{"converged", "equivalent_pendulum", "hinged_body_energy", "pendulum_linear", "simple_pendulum_exact"}));
-  const std::string known = "(known: converged, equivalent_pendulum, hinged_body_energy, simple_pendulum_exact)";
+  EXPECT_EQ(names, (std::vector<std::string>{"converged", "equivalent_pendulum", "hinged_body_energy", "pendulum_linear", "simple_pendulum_exact", "slider_crank"}));
+  const std::string known = "(known: converged, equivalent_pendulum, hinged_body_energy, simple_pendulum_exact, slider_crank)";
   EXPECT_NE(error_of(kGood + "reference: {kind: exact_pendulum}\n").find("unknown reference kind 'exact_pendulum' " + known),
             std::string::npos);
   // pendulum_linear is for linearization problems only.

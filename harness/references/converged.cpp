@@ -248,6 +248,16 @@ std::shared_ptr<const ReferenceTrajectory> ConvergedReference::trajectory(const 
   return computed;
 }
 
+void read_reference_points(const Reader& rd, const YAML::Node& ref, Problem& p) {
+  p.measured_points = {{p.history_name, p.history_point}};
+  if (const YAML::Node points = ref["points"]) {
+    if (!points.IsSequence() || points.size() == 0) rd.fail(points, "reference.points must be a non-empty list of points (NAME or BODY.POINT)");
+    p.measured_points.clear();
+    for (const YAML::Node& n : points)
+      p.measured_points.emplace_back(rd.text(n, "reference.points"), measured_point(rd, n, p.model, "reference.points"));
+  }
+}
+
 std::string ConvergedReference::stored_text(const Problem& problem, const ReferenceTrajectory& trajectory) const {
   return converged_reference_csv(problem, trajectory);
 }
@@ -267,16 +277,9 @@ MBS_REGISTER_REFERENCE_KIND(converged, kConverged);
 // these marks.
 std::shared_ptr<const Reference> read_converged(const ReadContext& ctx, const YAML::Node& ref, Problem& p) {
   const Reader& rd = ctx.rd;
-  const Model& model = p.model;
   rd.expect_map(ref, "reference", {"kind", "points", "cases"});
   auto r = std::make_shared<ConvergedReference>(kConverged, ctx.mark(ref));
-  p.measured_points = {{p.history_name, p.history_point}};
-  if (const YAML::Node points = ref["points"]) {
-    if (!points.IsSequence() || points.size() == 0) rd.fail(points, "reference.points must be a non-empty list of points (NAME or BODY.POINT)");
-    p.measured_points.clear();
-    for (const YAML::Node& n : points)
-      p.measured_points.emplace_back(rd.text(n, "reference.points"), measured_point(rd, n, model, "reference.points"));
-  }
+  read_reference_points(rd, ref, p);
   const YAML::Node cases = rd.required(ref, "cases", "reference (converged)");
   if (!cases.IsSequence() || cases.size() < 2)
     rd.fail(cases, "reference.cases must list at least two cases of different formulations: their agreement is the reference's uncertainty");
