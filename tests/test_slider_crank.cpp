@@ -1,0 +1,258 @@
+// slider_crank and slider_crank_motor (problems/): the reference kind slider_crank, the mechanism's
+// 1-DOF Lagrange equation in the crank angle integrated by ARKODE. Its reduced kinematics satisfy the
+// model's constraints, its theta'' is the natural-coordinate DAE's, it conserves the energy (free) and
+// gains exactly the torque's work (motor) to the bound its tolerance gives, and a natural-coordinate
+// formulation converges to it at its order. A model that is not the mechanism it names is refused.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "core/formulation.hpp"
+#include "core/natural_coordinates.hpp"
+#include "problem/problem.hpp"
+#include "references/converged.hpp"
+#include "references/slider_crank.hpp"
+#include "run/reference_setup.hpp"
+#include "run/scoring.hpp"
+
+namespace mbs {
+namespace {
+
+const Problem& free_problem() {
+  static const Problem p = load_problem(MBS_SOURCE_DIR "/problems/slider_crank.yaml");
+  return p;
+}
+
+const Problem& motor_problem() {
+  static const Problem p = load_problem(MBS_SOURCE_DIR "/problems/slider_crank_motor.yaml");
+  return p;
+}
+
+SliderCrank mechanism(const Problem& p) {
+  const Model& m = p.model;
+  return SliderCrank(m, m.find_body("crank"), m.find_body("rod"), m.find_body("slider"));
+}
+
+// Gravity's potential (J, zero at the local origin) from the centroids, apart from NaturalCoordinates.
+double gravity_potential(const Model& m, const Eigen::VectorXd& q) {
+  double V = 0.0;
+  for (int k = 0; k < static_cast<int>(m.bodies.size()); ++k) V -= m.bodies[k].mass * m.gravity.dot(q.segment(m.body_offset(k), m.dim));
+  return V;
+}
+
+TEST(SliderCrank, ModelHasOneDegreeOfFreedom) {
+  for (const Problem* p : {&free_problem(), &motor_problem()}) {
+    SCOPED_TRACE(p->name);
+    const NaturalCoordinates nat(p->model);
+    ASSERT_EQ(nat.nq(), 18);
+    ASSERT_EQ(nat.nc(), 17);  // 3 revolutes and a prismatic, 2 rows each; 3 x 3 rigidity rows
+    Eigen::MatrixXd J(nat.nc(), nat.nq());
+    nat.Phi_q(p->model.initial_q(), J);
+    Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(J);
+    qr.setThreshold(1e-10);
+    EXPECT_EQ(qr.rank(), 17);
+    EXPECT_TRUE(nat.energy_is_invariant());
+  }
+  EXPECT_EQ(mechanism(free_problem()).theta0(), M_PI / 4);
+  EXPECT_EQ(mechanism(free_problem()).theta_dot0(), 2.0 * M_PI);
+  EXPECT_EQ(mechanism(motor_problem()).theta_dot0(), 0.0);
+}
+
+// A reference that names the bodies in the wrong roles is refused at its `kind` line, naming the joint
+// that does not fit.
+TEST(SliderCrank, BodiesInTheWrongRolesAreRefused) {
+  std::ifstream in(MBS_SOURCE_DIR "/problems/slider_crank.yaml");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string text = buffer.str();
+  const size_t at = text.find("  crank: crank\n  rod: rod\n");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, std::string("  crank: crank\n  rod: rod\n").size(), "  crank: rod\n  rod: crank\n");
+  const size_t line = 1 + std::count(text.begin(), text.begin() + text.find("  kind: slider_crank"), '\n');
+  try {
+    load_problem_text(text, "bad.yaml");
+    FAIL() << "accepted";
+  } catch (const ProblemError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind(fmt::format("bad.yaml:{}:", line), 0), 0u) << what;
+    EXPECT_NE(what.find("slider_crank: revolute O is not ground-crank, crank-rod or rod-slider"), std::string::npos) << what;
+  }
+}
+
+// Over a full turn (and at the problem's initial state), the reduced kinematics close every joint
+// of the model to round-off at position and velocity level, and give back its initial state.
+TEST(SliderCrank, ReducedKinematicsSatisfyTheModelsConstraints) {
+  const Problem& p = free_problem();
+  const SliderCrank mech = mechanism(p);
+  const NaturalCoordinates nat(p.model);
+  EXPECT_LT((mech.q(mech.theta0()) - p.model.initial_q()).cwiseAbs().maxCoeff(), 1e-15);
+  EXPECT_LT((mech.v(mech.theta0(), mech.theta_dot0()) - p.model.initial_v()).cwiseAbs().maxCoeff(), 1e-14);
+  Eigen::VectorXd phi(nat.nc()), phi_v(nat.nc());
+  for (int i = 0; i < 24; ++i) {
+    const double theta = mech.theta0() + i * (2.0 * M_PI / 24), rate = 7.0;
+    const Eigen::VectorXd q = mech.q(theta), v = mech.v(theta, rate);
+    nat.Phi(q, phi);
+    nat.Phi_q_times(q, v, phi_v);
+    EXPECT_LT(phi.cwiseAbs().maxCoeff(), 1e-15) << "theta " << theta;
+    EXPECT_LT(phi_v.cwiseAbs().maxCoeff(), 1e-14) << "theta " << theta;
+    // (1/2) M(theta) theta'^2 is the model's kinetic energy.
+    EXPECT_NEAR(mech.kinetic_energy(theta, rate), nat.kinetic_energy(v), 1e-14 * nat.kinetic_energy(v));
+  }
+}
+
+// theta'' from the reduced equation (M, M' and Q in closed form) against the index-1 DAE of the
+// natural coordinates, [M Phi_q^T; Phi_q 0] [a; lambda] = [Q; -d/dt(Phi_q) v], at states over a
+// turn: the crank's angular acceleration is u1 x u1'' (|u1| = 1 turning at any rate).
+TEST(SliderCrank, ReducedEquationIsTheNaturalCoordinateDae) {
+  for (const Problem* p : {&free_problem(), &motor_problem()}) {
+    SCOPED_TRACE(p->name);
+    const SliderCrank mech = mechanism(*p);
+    const NaturalCoordinates nat(p->model);
+    const int nq = nat.nq(), nc = nat.nc(), o = p->model.body_offset(p->model.find_body("crank")) + 2;
+    for (int i = 0; i < 12; ++i) {
+      const double theta = 0.1 + i * (2.0 * M_PI / 12), rate = -3.0 + i;
+      const Eigen::VectorXd q = mech.q(theta), v = mech.v(theta, rate);
+      Eigen::MatrixXd K = Eigen::MatrixXd::Zero(nq + nc, nq + nc), J(nc, nq);
+      nat.Phi_q(q, J);
+      K.topLeftCorner(nq, nq) = nat.M_diag().asDiagonal();
+      K.topRightCorner(nq, nc) = J.transpose();
+      K.bottomLeftCorner(nc, nq) = J;
+      Eigen::VectorXd rhs(nq + nc), Q(nq), gamma(nc);
+      nat.Q(q, v, Q);
+      nat.Phi_q_dot_v(q, v, gamma);
+      rhs << Q, -gamma;
+      const Eigen::VectorXd a = K.fullPivLu().solve(rhs);
+      const double dae = q[o] * a[o + 1] - q[o + 1] * a[o];
+      const double reduced = mech.theta_ddot(theta, rate);
+      EXPECT_NEAR(reduced, dae, 1e-11 * (std::abs(dae) + rate * rate)) << "theta " << theta << " rate " << rate;
+    }
+  }
+}
+
+// Energy drift bound from the integrator's tolerance: each step's local error is held to about
+// rtol (1 + |y_i|) in each component, and energy, an invariant, moves by dE = E_theta d theta +
+// E_theta' d theta' with E_theta = -M theta'' and E_theta' = M theta'; over `steps` steps the errors
+// add (they do not grow along the energy), so the drift stays below steps rtol max(|E_theta|
+// (1 + |theta|) + |E_theta'| (1 + |theta'|)).
+double energy_bound(const SliderCrank& mech, const SliderCrank::Solution& s, double rtol) {
+  double worst = 0.0;
+  for (size_t k = 0; k < s.theta.size(); ++k) {
+    const double th = s.theta[k], w = s.theta_dot[k], M = mech.mass(th);
+    worst = std::max(worst, std::abs(M * mech.theta_ddot(th, w)) * (1.0 + std::abs(th)) + std::abs(M * w) * (1.0 + std::abs(w)));
+  }
+  return static_cast<double>(s.steps) * rtol * worst;
+}
+
+TEST(SliderCrank, FreeReferenceConservesEnergy) {
+  const Problem& p = free_problem();
+  const SliderCrank mech = mechanism(p);
+  const SliderCrank::Solution s = mech.integrate(p.run.output_interval, p.run.end_time, kSliderCrankTol);
+  ASSERT_EQ(s.theta.size(), 201u);
+  const NaturalCoordinates nat(p.model);
+  const double E0 = nat.energy(p.model.initial_q(), p.model.initial_v());
+  EXPECT_NEAR(E0, 3.460994, 1e-6);  // J: the problem file's T0 + V0
+  double drift = 0.0;
+  for (size_t k = 0; k < s.theta.size(); ++k)
+    drift = std::max(drift, std::abs(nat.energy(mech.q(s.theta[k]), mech.v(s.theta[k], s.theta_dot[k])) - E0));
+  const double bound = energy_bound(mech, s, kSliderCrankTol);
+  EXPECT_LT(drift, bound) << "J";
+  EXPECT_LT(bound, 1e-6 * E0) << "the bound says nothing";
+  // The bound adds every step's worst case; the run itself is at round-off: 1e-12 of E0.
+  EXPECT_LT(drift, 1e-12 * E0) << "J";
+  // The problem file's motion: 2.77 turns in 2 s.
+  EXPECT_NEAR((s.theta.back() - s.theta.front()) / (2.0 * M_PI), 2.77, 0.005);
+}
+
+// The torque's work tau (theta - theta0) is the gain of T + V_gravity, both from the model's
+// natural coordinates (the kinetic energy of v and the centroids' heights).
+TEST(SliderCrank, MotorReferenceGainsTheTorquesWork) {
+  const Problem& p = motor_problem();
+  const SliderCrank mech = mechanism(p);
+  const SliderCrank::Solution s = mech.integrate(p.run.output_interval, p.run.end_time, kSliderCrankTol);
+  const NaturalCoordinates nat(p.model);
+  const double tau = 2.0;  // N m, the problem file's motor
+  const double E0 = nat.kinetic_energy(p.model.initial_v()) + gravity_potential(p.model, p.model.initial_q());
+  double worst = 0.0;
+  for (size_t k = 0; k < s.theta.size(); ++k) {
+    const Eigen::VectorXd q = mech.q(s.theta[k]), v = mech.v(s.theta[k], s.theta_dot[k]);
+    const double gain = nat.kinetic_energy(v) + gravity_potential(p.model, q) - E0;
+    worst = std::max(worst, std::abs(gain - tau * (s.theta[k] - mech.theta0())));
+  }
+  const double work = tau * (s.theta.back() - mech.theta0());
+  EXPECT_NEAR(work, 39.5, 0.05);  // J: 3.14 turns
+  const double bound = energy_bound(mech, s, kSliderCrankTol);
+  EXPECT_LT(worst, bound) << "J";
+  EXPECT_LT(bound, 1e-6 * work) << "the bound says nothing";
+  EXPECT_LT(worst, 1e-12 * work) << "J: round-off";
+}
+
+// The reference the harness attaches (P and B at the output times) has the tight run's points and
+// an uncertainty (its distance from the run at 100x the tolerance) far below the rule.
+TEST(SliderCrank, AttachedReferenceIsTheTightRun) {
+  Problem p = free_problem();
+  attach_reference(p, ReferenceOptions{});
+  ASSERT_TRUE(p.reference_trajectory);
+  const ReferenceTrajectory& ref = *p.reference_trajectory;
+  ASSERT_EQ(ref.x.rows(), 201);
+  ASSERT_EQ(ref.x.cols(), 4);  // crank.P, slider.B
+  const SliderCrank mech = mechanism(p);
+  const SliderCrank::Solution s = mech.integrate(p.run.output_interval, p.run.end_time, kSliderCrankTol);
+  const Eigen::VectorXd q = mech.q(s.theta.back());
+  const int c = p.model.find_body("crank");
+  const Eigen::Vector2d P = q.segment<2>(p.model.body_offset(c)) + 0.075 * q.segment<2>(p.model.body_offset(c) + 2);
+  EXPECT_LT((ref.x.row(200).head<2>().transpose() - P).norm(), 1e-15);
+  EXPECT_NEAR(P.norm(), 0.15, 1e-15);  // m: on the crank circle
+  EXPECT_NEAR(ref.x(200, 3), 0.0, 1e-15);  // B stays on the slide line
+  EXPECT_GT(ref.uncertainty, 0.0);
+  EXPECT_LT(ref.uncertainty * kReferenceMargin, p.rule.below);
+}
+
+struct Setting {
+  const char* formulation;
+  const char* integrator;
+  double setting;
+};
+
+Score simulate(Problem& p, const Setting& r) {
+  const Formulation* f = Registry::instance().find(r.formulation);
+  EXPECT_NE(f, nullptr) << r.formulation;
+  if (!f) return {};
+  EXPECT_EQ(f->unsupported_reason(p.model), "") << r.formulation;
+  if (!p.reference_trajectory) attach_reference(p, ReferenceOptions{});
+  ScoringObserver obs(p, false);
+  auto sim = f->create(p.model, r.integrator, r.setting);
+  return score_run(p, *sim, obs);
+}
+
+// unprojected/rk4 at h and h/2: P's and B's largest reference error falls by 2^4 within a factor of
+// 1.25 (so the reference is what the natural coordinates integrate to, far below the method's error;
+// projection/rk4 converges faster than h^4 at these steps, its projection removing part of the
+// error, so it shows no clean ratio). projection/dopri5 at rtol 1e-10: each step's local error is held
+// to about rtol times the coordinates' 1 m scale and a phase error adds up at most linearly, so the
+// error stays below steps x rtol x 1 m, and it passes the rule with the reference's 100x margin.
+TEST(SliderCrank, NaturalCoordinatesConvergeToTheReference) {
+  for (const Problem* base : {&free_problem(), &motor_problem()}) {
+    SCOPED_TRACE(base->name);
+    Problem p = *base;
+    const double h = p.name == "slider_crank" ? 2e-3 : 1e-3;
+    const Score coarse = simulate(p, {"unprojected", "rk4", h});
+    const Score fine = simulate(p, {"unprojected", "rk4", h / 2});
+    ASSERT_TRUE(coarse.completed && fine.completed) << coarse.error << fine.error;
+    const double ratio = coarse.max_reference_error / fine.max_reference_error;
+    EXPECT_GT(ratio, 16.0 / 1.25) << coarse.max_reference_error << " -> " << fine.max_reference_error;
+    EXPECT_LT(ratio, 16.0 * 1.25) << coarse.max_reference_error << " -> " << fine.max_reference_error;
+    const double rtol = 1e-10;
+    const Score tight = simulate(p, {"projection", "dopri5", rtol});
+    ASSERT_TRUE(tight.completed) << tight.error;
+    EXPECT_LT(tight.max_reference_error, static_cast<double>(tight.stats.steps) * rtol * 1.0);  // m
+    EXPECT_LT(tight.max_reference_error * kReferenceMargin, p.rule.below);
+  }
+}
+
+}  // namespace
+}  // namespace mbs
