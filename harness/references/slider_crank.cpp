@@ -182,7 +182,8 @@ SliderCrank::Solution SliderCrank::integrate(double dt, double t_end, double rto
     const double tout = std::min(k * dt, t_end);
     // Step to each output time exactly (no dense-output interpolation, whose order is lower).
     check(ERKStepSetStopTime(r.mem, tout), "ERKStepSetStopTime");
-    check(ERKStepEvolve(r.mem, tout, r.y, &t, ARK_NORMAL), fmt::format("ERKStepEvolve to t = {:g} s", tout).c_str());
+    if (const int flag = ERKStepEvolve(r.mem, tout, r.y, &t, ARK_NORMAL); flag < 0)
+      throw std::runtime_error(fmt::format("slider_crank reference: ERKStepEvolve to t = {:g} s failed with flag {}", tout, flag));
     out.theta.push_back(NV_Ith_S(r.y, 0));
     out.theta_dot.push_back(NV_Ith_S(r.y, 1));
   }
