@@ -2,7 +2,9 @@
 // 1-DOF Lagrange equation in the crank angle integrated by ARKODE. Its reduced kinematics satisfy the
 // model's constraints, its theta'' is the natural-coordinate DAE's, it conserves the energy (free) and
 // gains exactly the torque's work (motor) to the bound its tolerance gives, and a natural-coordinate
-// formulation converges to it at its order. A model that is not the mechanism it names is refused.
+// formulation converges to it at its order. The kinematics and the equation are also checked on an
+// inclined, offset slide line. A model that is not the mechanism it names, or whose crank cannot turn
+// fully, is refused.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -63,6 +65,58 @@ TEST(SliderCrank, ModelHasOneDegreeOfFreedom) {
   EXPECT_EQ(mechanism(motor_problem()).theta_dot0(), 0.0);
 }
 
+// A slider-crank at rest at crank angle theta0 (rad) whose slide line is inclined at `incline` (rad)
+// and passes at `offset` (m, along the line's left normal) from the crank pivot O = 0: the general
+// geometry the problem files (no offset, horizontal) do not exercise. Crank 0.15 m, rod 0.5 m; gravity
+// along -y; a 1.5 N m torque on the crank.
+std::string offset_slider_crank_yaml(double theta0, double incline, double offset) {
+  const double r = 0.15, l = 0.5;
+  const Eigen::Vector2d u(std::cos(incline), std::sin(incline)), n(-u.y(), u.x()), C = offset * n;
+  const Eigen::Vector2d P = r * Eigen::Vector2d(std::cos(theta0), std::sin(theta0));
+  const double y = (P - C).dot(n), S = std::sqrt(l * l - y * y);
+  const Eigen::Vector2d B = C + ((P - C).dot(u) + S) * u, G = 0.5 * (P + B);
+  const double deg = 180.0 / M_PI, rod = std::atan2(B.y() - P.y(), B.x() - P.x());
+  return fmt::format(
+      "name: offset_slider_crank\nspace: planar\ngravity: [0.0, -9.81, 0.0]\nbodies:\n"
+      "  - {{name: crank, kind: rigid_body, mass: 2.0, inertia: 0.00375, position: [{:.17g}, {:.17g}, 0.0], "
+      "orientation: {{angle_deg: {:.17g}}}, points: {{O: [-0.075, 0.0], P: [0.075, 0.0]}}}}\n"
+      "  - {{name: rod, kind: rigid_body, mass: 1.5, inertia: 0.03125, position: [{:.17g}, {:.17g}, 0.0], "
+      "orientation: {{angle_deg: {:.17g}}}, points: {{P: [-0.25, 0.0], B: [0.25, 0.0]}}}}\n"
+      "  - {{name: slider, kind: rigid_body, mass: 2.5, inertia: 0.00375, position: [{:.17g}, {:.17g}, 0.0], "
+      "orientation: {{angle_deg: {:.17g}}}, points: {{B: [0.0, 0.0]}}}}\n"
+      "joints:\n"
+      "  - {{name: O, kind: revolute, a: ground, b: crank.O, at: [0.0, 0.0, 0.0]}}\n"
+      "  - {{name: P, kind: revolute, a: crank.P, b: rod.P, at: [{:.17g}, {:.17g}, 0.0]}}\n"
+      "  - {{name: B, kind: revolute, a: rod.B, b: slider.B, at: [{:.17g}, {:.17g}, 0.0]}}\n"
+      "  - {{name: slide, kind: prismatic, a: ground, b: slider, at: [{:.17g}, {:.17g}, 0.0], axis: [{:.17g}, {:.17g}, 0.0]}}\n"
+      "forces:\n  - {{name: motor, kind: torque, body: crank, torque: 1.5}}\n"
+      "run: {{end_time: 0.5, output_interval: 0.01, history_point: slider.B}}\n"
+      "score:\n  rule: {{metric: max_reference_error, below: 1.0e-4}}\n  objective: cpu_time\n"
+      "reference: {{kind: slider_crank, crank: crank, rod: rod, slider: slider, points: [crank.P, slider.B]}}\n",
+      0.5 * P.x(), 0.5 * P.y(), theta0 * deg, G.x(), G.y(), rod * deg, B.x(), B.y(), incline * deg, P.x(), P.y(), B.x(), B.y(),
+      B.x(), B.y(), u.x(), u.y());
+}
+
+// Loading `text` fails with `message`, located at the line that holds `marker`.
+void expect_refused(const std::string& text, const std::string& marker, const std::string& message) {
+  const size_t line = 1 + std::count(text.begin(), text.begin() + text.find(marker), '\n');
+  try {
+    load_problem_text(text, "bad.yaml");
+    ADD_FAILURE() << "accepted";
+  } catch (const ProblemError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind(fmt::format("bad.yaml:{}:", line), 0), 0u) << what;
+    EXPECT_NE(what.find(message), std::string::npos) << what;
+  }
+}
+
+// An offset that leaves the crank unable to turn (r + |offset| = 0.55 m > l) is refused at the
+// reference's kind; a smaller one is accepted.
+TEST(SliderCrank, ACrankThatCannotTurnFullyIsRefused) {
+  EXPECT_NO_THROW(load_problem_text(offset_slider_crank_yaml(-M_PI / 2, 0.0, -0.3), "offset.yaml"));
+  expect_refused(offset_slider_crank_yaml(-M_PI / 2, 0.0, -0.4), "reference:", "the crank cannot turn fully");
+}
+
 // A reference that names the bodies in the wrong roles is refused at its `kind` line, naming the joint
 // that does not fit.
 TEST(SliderCrank, BodiesInTheWrongRolesAreRefused) {
@@ -70,38 +124,34 @@ TEST(SliderCrank, BodiesInTheWrongRolesAreRefused) {
   std::stringstream buffer;
   buffer << in.rdbuf();
   std::string text = buffer.str();
-  const size_t at = text.find("  crank: crank\n  rod: rod\n");
+  const std::string roles = "  crank: crank\n  rod: rod\n";
+  const size_t at = text.find(roles);
   ASSERT_NE(at, std::string::npos);
-  text.replace(at, std::string("  crank: crank\n  rod: rod\n").size(), "  crank: rod\n  rod: crank\n");
-  const size_t line = 1 + std::count(text.begin(), text.begin() + text.find("  kind: slider_crank"), '\n');
-  try {
-    load_problem_text(text, "bad.yaml");
-    FAIL() << "accepted";
-  } catch (const ProblemError& e) {
-    const std::string what = e.what();
-    EXPECT_EQ(what.rfind(fmt::format("bad.yaml:{}:", line), 0), 0u) << what;
-    EXPECT_NE(what.find("slider_crank: revolute O is not ground-crank, crank-rod or rod-slider"), std::string::npos) << what;
-  }
+  text.replace(at, roles.size(), "  crank: rod\n  rod: crank\n");
+  expect_refused(text, "  kind: slider_crank", "slider_crank: revolute O is not ground-crank, crank-rod or rod-slider");
 }
 
 // Over a full turn (and at the problem's initial state), the reduced kinematics close every joint
 // of the model to round-off at position and velocity level, and give back its initial state.
 TEST(SliderCrank, ReducedKinematicsSatisfyTheModelsConstraints) {
-  const Problem& p = free_problem();
-  const SliderCrank mech = mechanism(p);
-  const NaturalCoordinates nat(p.model);
-  EXPECT_LT((mech.q(mech.theta0()) - p.model.initial_q()).cwiseAbs().maxCoeff(), 1e-15);
-  EXPECT_LT((mech.v(mech.theta0(), mech.theta_dot0()) - p.model.initial_v()).cwiseAbs().maxCoeff(), 1e-14);
-  Eigen::VectorXd phi(nat.nc()), phi_v(nat.nc());
-  for (int i = 0; i < 24; ++i) {
-    const double theta = mech.theta0() + i * (2.0 * M_PI / 24), rate = 7.0;
-    const Eigen::VectorXd q = mech.q(theta), v = mech.v(theta, rate);
-    nat.Phi(q, phi);
-    nat.Phi_q_times(q, v, phi_v);
-    EXPECT_LT(phi.cwiseAbs().maxCoeff(), 1e-15) << "theta " << theta;
-    EXPECT_LT(phi_v.cwiseAbs().maxCoeff(), 1e-14) << "theta " << theta;
-    // (1/2) M(theta) theta'^2 is the model's kinetic energy.
-    EXPECT_NEAR(mech.kinetic_energy(theta, rate), nat.kinetic_energy(v), 1e-14 * nat.kinetic_energy(v));
+  const Problem inclined = load_problem_text(offset_slider_crank_yaml(0.7, 0.3, 0.08), "inclined.yaml");
+  for (const Problem* p : {&free_problem(), &inclined}) {
+    SCOPED_TRACE(p->name);
+    const SliderCrank mech = mechanism(*p);
+    const NaturalCoordinates nat(p->model);
+    EXPECT_LT((mech.q(mech.theta0()) - p->model.initial_q()).cwiseAbs().maxCoeff(), 1e-15);
+    EXPECT_LT((mech.v(mech.theta0(), mech.theta_dot0()) - p->model.initial_v()).cwiseAbs().maxCoeff(), 1e-14);
+    Eigen::VectorXd phi(nat.nc()), phi_v(nat.nc());
+    for (int i = 0; i < 24; ++i) {
+      const double theta = mech.theta0() + i * (2.0 * M_PI / 24), rate = 7.0;
+      const Eigen::VectorXd q = mech.q(theta), v = mech.v(theta, rate);
+      nat.Phi(q, phi);
+      nat.Phi_q_times(q, v, phi_v);
+      EXPECT_LT(phi.cwiseAbs().maxCoeff(), 1e-15) << "theta " << theta;
+      EXPECT_LT(phi_v.cwiseAbs().maxCoeff(), 1e-14) << "theta " << theta;
+      // (1/2) M(theta) theta'^2 is the model's kinetic energy.
+      EXPECT_NEAR(mech.kinetic_energy(theta, rate), nat.kinetic_energy(v), 1e-14 * nat.kinetic_energy(v));
+    }
   }
 }
 
@@ -109,7 +159,8 @@ TEST(SliderCrank, ReducedKinematicsSatisfyTheModelsConstraints) {
 // natural coordinates, [M Phi_q^T; Phi_q 0] [a; lambda] = [Q; -d/dt(Phi_q) v], at states over a
 // turn: the crank's angular acceleration is u1 x u1'' (|u1| = 1 turning at any rate).
 TEST(SliderCrank, ReducedEquationIsTheNaturalCoordinateDae) {
-  for (const Problem* p : {&free_problem(), &motor_problem()}) {
+  const Problem inclined = load_problem_text(offset_slider_crank_yaml(0.7, 0.3, 0.08), "inclined.yaml");
+  for (const Problem* p : {&free_problem(), &motor_problem(), &inclined}) {
     SCOPED_TRACE(p->name);
     const SliderCrank mech = mechanism(*p);
     const NaturalCoordinates nat(p->model);
