@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/formulation.hpp"
+#include "elements/rod.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/models.hpp"
 
@@ -39,6 +40,28 @@ TEST(DenseLimits, TwentyThousandLinkChainIsRefusedWithTheMemoryItWouldTake) {
   }
   // The natural-coordinate formulations on their sparse path take it.
   for (const char* f : {"projection", "alm-index3", "gen-alpha"}) EXPECT_EQ(formulation(f).unsupported_reason(m), "") << f;
+}
+
+// A loop closed on the same chain (a rod from its last point to ground): every recursive case builds
+// H and the loops' matrices, so the ABA cases refuse it too, before allocating them.
+TEST(DenseLimits, TwentyThousandLinkLoopIsRefusedUnderEveryRecursiveCase) {
+  const int N = 20000;
+  Model m = testing::zigzag_chain(N);
+  const Eigen::Vector2d O(0.5, 0.0);
+  m.elements.push_back(std::make_shared<Rod>("closing", kGround, N - 1, O, (m.points[N - 1].r0 - O).norm()));
+  EXPECT_EQ(formulation("recursive").unsupported_reason(m), "");
+  const double n = N, rows = 1.0;
+  for (const char* integrator : {"aba-rk4", "crba-dopri5"}) {
+    try {
+      formulation("recursive").create(m, integrator, 1e-3);
+      ADD_FAILURE() << "recursive/" << integrator << " took a 20,000-link loop";
+    } catch (const SolverError& e) {
+      const std::string why = e.what();
+      EXPECT_NE(why.find("the loops' G"), std::string::npos) << why;
+      EXPECT_NE(why.find(fmt::format("would take {:.3g} MB", 8.0 * (n * n + 2.0 * rows * n + rows * rows) / 1e6)),
+                std::string::npos) << why;
+    }
+  }
 }
 
 // Below the limits (n^3 / 3 = 3.3e8 flops for minimal's factorization, 8 n^2 = 8 MB and n d^2 = 1e9

@@ -139,9 +139,13 @@ class Recursive final : public Formulation {
     const ErkCase c = cases_.find(name(), integrator, setting);
     SpatialTree tree;
     if (const std::string why = build_spatial_tree(model, tree); !why.empty()) throw SolverError(why);
-    if (c.variant != 0) {  // CRBA: H dense (nv x nv), its tree-sparse LTDL O(nv d^2) for depth d
+    if (c.variant != 0 || !tree.cuts.empty()) {  // CRBA, or loops: H dense (nv x nv), its tree-sparse LTDL O(nv d^2)
       const double nv = tree.nv, d = tree.depth;
-      if (const std::string why = dense_limit_reason("the mass matrix H", 8.0 * nv * nv, nv * d * d); !why.empty())
+      double m = 0.0;  // loops: the cut rows, G (m x nv), H^-1 G^T and G H^-1 G^T (m x m) dense, factored in O(m^3)
+      for (const Element* e : tree.cuts) m += e->row_count(model.dim);
+      const std::string what = m > 0.0 ? "the mass matrix H and the loops' G, H^-1 G^T, G H^-1 G^T" : "the mass matrix H";
+      if (const std::string why = dense_limit_reason(what, 8.0 * (nv * nv + 2.0 * m * nv + m * m), nv * d * d + m * m * m / 3.0);
+          !why.empty())
         throw SolverError("recursive/" + integrator + ": " + why);
     }
     return make_erk_simulator<TreeOde>(c, model, setting, std::move(tree), c.variant == 0 ? Algorithm::kAba : Algorithm::kCrba);
