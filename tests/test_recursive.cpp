@@ -386,12 +386,13 @@ TEST(Recursive, SphericalPendulumPassesThroughThePoles) {
 }
 
 TEST(Recursive, ClosedLoopsAreCutAtTheJointThatClosesThem) {
+  const Model m = testing::four_bar();  // outlives the tree: its cuts point at the model's joints
   SpatialTree four_bar;
-  ASSERT_EQ(recursive::build_spatial_tree(testing::four_bar(), four_bar), "");
+  ASSERT_EQ(recursive::build_spatial_tree(m, four_bar), "");
   // The breadth-first search from ground places A and B (by rod0 and rocker) before it meets rod1.
   ASSERT_EQ(four_bar.cuts.size(), 1u);
   EXPECT_EQ(four_bar.cuts[0]->name, "rod1");
-  EXPECT_EQ(rec().unsupported_reason(testing::four_bar()), "");  // closed by its cut (test_recursive_loops.cpp)
+  EXPECT_EQ(rec().unsupported_reason(m), "");  // closed by its cut (test_recursive_loops.cpp)
   Problem bar = load_problem(MBS_SOURCE_DIR "/problems/pinned_bar.yaml");
   EXPECT_EQ(rec().unsupported_reason(bar.model), "");  // its pins pair into a hinge (PinnedBarIsAHinge)
   // A third pin off the hinge's line locks the bar: a loop, closed by the third pin's rows.

@@ -113,7 +113,7 @@ struct SpatialTree {
   bool pins = false;
   std::vector<PinBody> pin_bodies;  // parallel to bodies when pins
   // The joints left out of the tree because they close a loop (loop_closure.hpp), in the order the
-  // growth met them: a joint joining two bodies already placed.
+  // growth met them: a joint joining two bodies already placed. The model's own: it must outlive the tree.
   std::vector<const Element*> cuts;
 };
 
