@@ -179,6 +179,10 @@ void LoopClosure::prepare(const Eigen::Ref<const Eigen::VectorXd>& q, const Eige
                           TreeWorkspace& ws) {
   kinematics(tree_, q, v, ws);
   world_frames(tree_, ws);
+  factor_at_frames(ws);
+}
+
+void LoopClosure::factor_at_frames(TreeWorkspace& ws) {
   factored_mass_matrix(tree_, ws);
   jacobian(ws, G_);
   Y_ = G_.transpose();
@@ -198,23 +202,28 @@ void LoopClosure::constrain(const Eigen::Ref<const Eigen::VectorXd>& q, const Ei
 }
 
 void LoopClosure::project(double t, Eigen::Ref<Eigen::VectorXd> q, Eigen::Ref<Eigen::VectorXd> v, TreeWorkspace& ws) {
+  bool frames_at_q = false;  // the world frames are q's: the velocity projection reuses them
   for (int it = 0;; ++it) {
     kinematics(tree_, q, zero_v_, ws);
     world_frames(tree_, ws);
     positions(ws, Phi_);
     const double residual = Phi_.cwiseAbs().maxCoeff();
-    if (residual <= tol_Phi_) break;
+    if (residual <= tol_Phi_) {
+      frames_at_q = true;
+      break;
+    }
     if (it == kProjectionMaxIterations || !std::isfinite(residual))
       throw SolverError(fmt::format("recursive: the loops' position projection did not converge at t = {:.9g} s ({} iterations, |Phi| = {:.3g} m)",
                                     t, it, residual));
-    prepare(q, zero_v_, ws);
+    factor_at_frames(ws);
     llt_.solve(Phi_, lambda_);
     dq_.noalias() = Y_ * lambda_;
     q -= dq_;
     if (stats_ != nullptr) ++stats_->newton_iterations;
     if (dq_.cwiseAbs().maxCoeff() <= tol_dq_) break;  // see kProjectionStepTol
   }
-  prepare(q, zero_v_, ws);
+  if (frames_at_q) factor_at_frames(ws);
+  else prepare(q, zero_v_, ws);
   b_.noalias() = G_ * v;
   llt_.solve(b_, lambda_);
   v.noalias() -= Y_ * lambda_;

@@ -86,6 +86,8 @@ class LoopClosure {
   void add_jacobian(const Side& d, const TreeWorkspace& ws, double s, const Vec3& x, Eigen::MatrixXd& G, int r) const;
   // Kinematics at (q, v), world frames, factored H, G and Y = H^-1 G^T, G Y factored.
   void prepare(const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& v, TreeWorkspace& ws);
+  // The same from the world frames already in ws.
+  void factor_at_frames(TreeWorkspace& ws);
 
   const SpatialTree& tree_;
   RunStats* stats_;
