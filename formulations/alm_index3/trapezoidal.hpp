@@ -33,6 +33,7 @@
 #include "common/contact_lcp.hpp"
 #include "common/length_scale.hpp"
 #include "common/linear_solver.hpp"
+#include "common/augmented_lagrangian.hpp"
 #include "common/modified_newton.hpp"
 #include "common/sparse_natural.hpp"
 #include "core/formulation.hpp"
@@ -42,46 +43,11 @@
 namespace mbs::alm_index3 {
 namespace {  // alm_index3.cpp alone includes this: internal linkage, as in one file
 
-// Penalty factor per unit of the largest point mass (1/s^2), or of the softest constraint mode's
-// mass when that is much larger (common/sparse_natural.hpp, penalty_mass_scale). With h = 1e-3 it gives
-// h^2 alpha / (4 m) = 250, so each iteration cuts the multiplier error by about 250 and Newton
-// converges in 2-3 iterations. Much larger values only raise the round-off floor alpha * eps.
-constexpr double kAlphaPerMass = 1e9;
-// Small steps would weaken the penalty relative to the inertia (h^2 alpha / 4m -> 0) and slow the
-// multiplier iteration; below h ~ 6e-4 s alpha is raised so that h^2 alpha / (4 m) stays at least this.
-constexpr double kMinPenaltyRatio = 100.0;
-// Newton converges when |dq|_inf <= kNewtonTol * L (L the longest rod). The residual is a poor
-// test: it carries alpha Phi, whose round-off floor is of order alpha eps L (~1e-7 N at alpha = 1e9,
-// and prototypes never met residual tolerances below ~1e-6 m g). The correction dq, solved with a
-// tangent that carries the same alpha, has a floor of about eps L whatever alpha is. At 1e-10 m the
-// converged q is ~1e-12 m off the constraints (the next correction would be ~1/(h^2 alpha / 4m) of
-// the last), and Newton needs few iterations a step; a tighter tolerance only adds iterations
-// (docs/formulations.md, Method notes).
-// |Phi|_inf <= kNewtonTol * L is required as well: it always holds with the first test, except near
-// a singular position (below).
-constexpr double kNewtonTol = 1e-10;
-// Singular positions (the N-four-bar with every crank horizontal): Phi_q loses rank, and near there
-// the multiplier update lambda += alpha Phi corrects the constraints in the directions Phi_q is about
-// to lose only at the rate 1 / (1 + h^2 alpha s / 4) per iteration, s -> 0 the vanishing eigenvalues
-// of Phi_q M^-1 Phi_q^T. The corrections dq then shrink linearly, by a ratio close to 1 (hundreds
-// of iterations to reach kNewtonTol), or are tiny while Phi is not (they move q along directions in
-// which Phi changes only to second order). Stopping there on |dq| alone left violations in those
-// directions that grew over the next steps and came back as energy jumps at the crossings, and B0's
-// error stopped converging with h. So, from the second iteration on, when |dq| fell in the last
-// iteration but by less than kStallRatio, or is below the tolerance while Phi is not, alpha is
-// raised by kPenaltyBoost (up to kMaxPenaltyBoost times the step's alpha: the usual
-// augmented-Lagrangian rule of raising the penalty when the constraints converge slowly), which
-// speeds the multiplier iteration up in the vanishing directions. At the largest alpha a stalled
-// iteration is accepted once |Phi|_inf <= kNewtonTol L (|dq| then sits on the round-off floor of
-// the large alpha). The step's own alpha is restored for the projections (newton()) and the next
-// step. Away from singular positions (every step of the five small problems) Newton converges
-// quadratically and neither rule ever acts. With these, B0's error on the N-four-bar falls like
-// h^2. The cap matters: much higher, the multipliers of the vanishing directions, carried from step
-// to step, grow with alpha and cost energy at the crossings; even at this cap small steps can still
-// end in a Newton failure or an energy loss at a crossing (docs/formulations.md, Method notes).
-constexpr double kStallRatio = 0.5;
-constexpr double kPenaltyBoost = 10.0;
-constexpr double kMaxPenaltyBoost = 1e4;
+// The penalty, the Newton tolerance and the raise of alpha at singular positions:
+// common/augmented_lagrangian.hpp, where each constant is argued.
+using augmented_lagrangian::kAlphaPerMass;
+using augmented_lagrangian::kNewtonTol;
+using augmented_lagrangian::kStallRatio;
 // Full Newton (a fresh tangent every iteration: alpha, and with it the tangent, may change within
 // the step), at most 30 iterations, in common/modified_newton.hpp's loop.
 constexpr NewtonRules kNewton{30, kStallRatio, false};
@@ -140,7 +106,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     initial_accelerations();
   }
 
-  // The penalty alpha depends on h (see kMinPenaltyRatio).
+  // The penalty alpha depends on h (augmented_lagrangian::kMinPenaltyRatio).
   void do_step_size_chosen(double h) override {
     set_step(h);
     h_nom_ = h;
@@ -181,7 +147,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
   void set_step(double h) {
     h_ = h;
     h24_ = 0.25 * h * h;
-    alpha_ = alpha_step_ = m_alpha_ * std::max(kAlphaPerMass, kMinPenaltyRatio / h24_);
+    alpha_ = alpha_step_ = augmented_lagrangian::step_penalty(m_alpha_, h24_);
   }
 
   // Augmented-Lagrangian solution of M q'' + Phi_q^T lambda = Q, Phi_q q'' + d/dt(Phi_q) q' = 0 at
@@ -340,16 +306,7 @@ class TrapezoidalSimulator final : public FixedStepSimulator {
     const double t_new = time() + h_;
     if (!dq_.allFinite() || !lambda_.allFinite())
       throw SolverError(fmt::format("alm-index3: non-finite state at t = {:.9g} s", t_new));
-    const double dq_norm = x.dq, phi_norm = inf_norm(Phi_);
-    if (dq_norm <= tol_q_ && phi_norm <= tol_q_) return true;
-    // Near a singular position (see kStallRatio): the corrections no longer fall quadratically, or
-    // are already small while Phi is not; raise alpha, and at the largest alpha accept once Phi holds.
-    const bool linear = dq_norm >= kStallRatio * x.dq_prev && dq_norm < x.dq_prev;  // not diverging either
-    if (x.it >= 2 && (linear || dq_norm <= tol_q_)) {
-      if (alpha_ < kMaxPenaltyBoost * alpha_step_) alpha_ *= kPenaltyBoost;
-      else if (phi_norm <= tol_q_) return true;
-    }
-    return false;
+    return augmented_lagrangian::converged_or_raise(x, tol_q_, inf_norm(Phi_), tol_q_, alpha_step_, alpha_);
   }
   [[noreturn]] void failed(const NewtonIterate& x) const {
     throw SolverError(fmt::format(

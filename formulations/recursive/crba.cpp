@@ -135,6 +135,14 @@ void crba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::Vec
 void crba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
           TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd, const BodyForces* f_ext) {
   if (tree.pins) return crba_planar_pins(tree, q, qd, ws, qdd, f_ext);
+  mass_matrix_and_bias(tree, q, qd, ws, f_ext);
+  ltdl_factor(tree, ws.H);
+  qdd = ws.b;
+  ltdl_solve(tree, ws.H, qdd);
+}
+
+void mass_matrix_and_bias(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                          const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, const BodyForces* f_ext) {
   const int n = static_cast<int>(tree.bodies.size());
   kinematics(tree, q, qd, ws);
   // Bias C(q, qd) with gravity: recursive Newton-Euler at qdd = 0 (pA holds the body forces).
@@ -154,9 +162,6 @@ void crba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, c
     if (b.parent >= 0) ws.pA[b.parent] += xforce_t(ws.E[i], ws.r[i], ws.pA[i]);
   }
   composite_mass_matrix(tree, ws);
-  ltdl_factor(tree, ws.H);
-  qdd = ws.b;
-  ltdl_solve(tree, ws.H, qdd);
 }
 
 void ltdl_factor(const SpatialTree& tree, MassMatrix& H) {
