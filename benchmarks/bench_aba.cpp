@@ -38,7 +38,7 @@ const bool registered = [] {
                                                      {"aba_spatial", mbs::recursive::aba_spatial},
                                                      {"crba", mbs::recursive::crba}};
   for (const auto& [path, algorithm] : paths)
-    for (const int n : {2, 5, 10, 20, 50, 100, 1000}) {
+    for (const int n : {2, 5, 10, 20, 30, 50, 100, 1000}) {  // 30: Featherstone's chain (results/scaling)
       if (std::string(path) == "crba" && n > 100) continue;  // O(N^3) on a chain
       const std::string name = std::string("aba/") + path + "/chain=" + std::to_string(n);
       benchmark::RegisterBenchmark(name.c_str(), [algorithm = algorithm, n](benchmark::State& state) {
