@@ -1,0 +1,81 @@
+// `mujoco`: the MuJoCo engine (joint coordinates over a kinematic tree, recursive dynamics) as rows
+// of the table, one case per integrator MuJoCo 2.2.2 offers, each at a fixed step. The engine
+// behind mujoco_adapter.hpp is the adapter or, without libmujoco-dev, the stub (docs/engines.md).
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+
+#include "common/integrator_table.hpp"
+#include "mujoco/mujoco_adapter.hpp"
+
+namespace mbs::mujoco {
+
+namespace {
+
+struct Case {
+  const char* name;
+  Integrator integrator;
+  const char* description;
+  double tightest = kStepRange.tightest;
+  const char* expected_failure = "";
+};
+
+// Semi-implicit Euler is first order, and so is MuJoCo's implicit Euler, which differs from it only
+// by the derivative of the velocity-dependent forces (none on a 1-DOF pendulum): the energy error
+// oscillates with an amplitude proportional to h, so the benchmark's energy rules (5e-5 J and below)
+// need steps of a few microseconds, millions of steps a run. Their range stops at 1e-4 s, where the
+// planar pendulum's drift is still some 25 times its rule (docs/engines.md has the figures).
+constexpr double kFirstOrderTightest = 1e-4;
+constexpr const char* kFirstOrder =
+    "first order: the energy error is proportional to h, and the energy rules of the benchmark need steps far below "
+    "the tightest of its range, 1e-4 s (docs/engines.md)";
+
+// mjtIntegrator of MuJoCo 2.2.2 (mjmodel.h): every value is a case.
+constexpr std::array<Case, 3> kCases{{
+    {"euler", Integrator::kEuler, "MuJoCo mjINT_EULER: semi-implicit (symplectic) Euler, 1st order, fixed step",
+     kFirstOrderTightest, kFirstOrder},
+    {"rk4", Integrator::kRk4, "MuJoCo mjINT_RK4: classical Runge-Kutta, 4th order, fixed step"},
+    {"implicit", Integrator::kImplicit,
+     "MuJoCo mjINT_IMPLICIT: Euler implicit in the velocity-dependent forces, 1st order, fixed step",
+     kFirstOrderTightest, kFirstOrder},
+}};
+
+class Mujoco final : public Formulation {
+ public:
+  std::string name() const override { return "mujoco"; }
+  std::string description() const override {
+    return "the MuJoCo engine: joints over a kinematic tree, recursive dynamics (loops not mapped)";
+  }
+  FormulationOrigin origin() const override { return FormulationOrigin::kEngine; }
+  std::vector<IntegratorInfo> integrators() const override {
+    std::vector<IntegratorInfo> out;
+    for (const Case& c : kCases)
+      out.push_back({c.name, SettingKind::kFixedStep, kStepRange.loosest, c.tightest, c.description, c.expected_failure});
+    return out;
+  }
+  // Tree joints only; force elements and contacts are not mapped yet (docs/engines.md).
+  Accepts accepts() const override {
+    return {{},
+            {TreeJointType::kRevolute, TreeJointType::kPrismatic, TreeJointType::kSpherical, TreeJointType::kFixed,
+             TreeJointType::kRod}};
+  }
+  std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
+    for (const Case& c : kCases) {
+      if (integrator != c.name) continue;
+      if (!(setting > 0.0) || !std::isfinite(setting))
+        throw SolverError(fmt::format("mujoco: the step must be positive and finite, got {}", setting));
+      return mujoco::create_simulator(model, c.integrator, setting);
+    }
+    throw SolverError(fmt::format("mujoco: unknown integrator '{}'", integrator));
+  }
+
+ private:
+  std::string structure_unsupported_reason(const Model& model) const override { return mujoco::unsupported_reason(model); }
+};
+
+}  // namespace
+
+MBS_REGISTER_FORMULATION(Mujoco);
+
+}  // namespace mbs::mujoco
