@@ -10,6 +10,7 @@
 #include "problem/problem.hpp"
 #include "run/crossings.hpp"
 #include "support/monitor.hpp"
+#include "support/round_trip.hpp"
 
 namespace mbs {
 namespace {
@@ -141,19 +142,7 @@ bodies:
      orientation: {angle_deg: 25.0}, velocity: [0.5, -0.25, 0.0], angular_velocity: 2.0}
 )",
                                      1.0));
-  for (const Problem& p : problems) {
-    const std::string& name = p.model.name;
-    ASSERT_EQ(mujoco().unsupported_reason(p.model), "") << name;
-    auto sim = mujoco().create(p.model, "rk4", 1e-3);
-    testing::Monitor mon(p.model, {true});
-    sim->run(1e-3, &mon);
-    const Eigen::VectorXd q0 = p.model.initial_q(), v0 = p.model.initial_v();
-    ASSERT_GE(mon.history.size(), 2u);
-    EXPECT_EQ(mon.history[0].t, 0.0);
-    const double qs = std::max(1.0, q0.cwiseAbs().maxCoeff()), vs = std::max(1.0, v0.cwiseAbs().maxCoeff());
-    EXPECT_LT((mon.history[0].q - q0).cwiseAbs().maxCoeff(), 4e-16 * 8 * qs) << name;
-    EXPECT_LT((mon.history[0].v - v0).cwiseAbs().maxCoeff(), 4e-16 * 64 * vs) << name;
-  }
+  for (const Problem& p : problems) testing::expect_first_state_is_initial(mujoco(), p.model, "rk4", 1e-3);
 }
 
 // MuJoCo 2.2.2's integrators (mjtIntegrator), each a fixed-step case; the first-order two are
