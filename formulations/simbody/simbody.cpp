@@ -1,11 +1,9 @@
 // `simbody`: the Simbody engine (SimTK, joint coordinates on mobilizers, loop constraints by
 // projection) as rows of the table, one case per integrator Simbody offers. The engine behind
 // simbody_adapter.hpp is the adapter or, without libsimbody-dev, the stub (docs/engines.md).
-#include <fmt/format.h>
-
 #include <array>
-#include <cmath>
 
+#include "common/engine_cases.hpp"
 #include "common/integrator_table.hpp"
 #include "simbody/simbody_adapter.hpp"
 
@@ -13,13 +11,8 @@ namespace mbs::simbody {
 
 namespace {
 
-struct Case {
-  const char* name;
-  Integrator integrator;
-  const char* description;
-  double tightest = kToleranceRange.tightest;
-  const char* expected_failure = "";
-};
+using Case = EngineCase<Integrator>;
+constexpr double kTightest = kToleranceRange.tightest;
 
 // SemiExplicitEuler2 is first order: its steps grow as tol^-1/2 and its energy error falls only as
 // tol^1/2, each decade tighter costing 3.2 times the steps for 3.2 times less drift. Its range stops
@@ -28,10 +21,12 @@ constexpr double kSemiExplicitEulerTightest = 1e-7;
 
 // Simbody's integrators but CPodes (simbody_adapter.hpp says why it cannot run here).
 constexpr std::array<Case, 5> kCases{{
-    {"rk-merson", Integrator::kMerson, "Simbody RungeKuttaMersonIntegrator: Merson 4(5), adaptive, accuracy-controlled"},
-    {"rk-feldberg", Integrator::kFeldberg, "Simbody RungeKuttaFeldbergIntegrator: Fehlberg 4(5), adaptive"},
-    {"rk3", Integrator::kRk3, "Simbody RungeKutta3Integrator: 3rd order with an embedded 2nd-order error estimate"},
-    {"verlet", Integrator::kVerlet, "Simbody VerletIntegrator: velocity Verlet, 2nd order, adaptive step"},
+    {"rk-merson", Integrator::kMerson, "Simbody RungeKuttaMersonIntegrator: Merson 4(5), adaptive, accuracy-controlled",
+     kTightest},
+    {"rk-feldberg", Integrator::kFeldberg, "Simbody RungeKuttaFeldbergIntegrator: Fehlberg 4(5), adaptive", kTightest},
+    {"rk3", Integrator::kRk3, "Simbody RungeKutta3Integrator: 3rd order with an embedded 2nd-order error estimate",
+     kTightest},
+    {"verlet", Integrator::kVerlet, "Simbody VerletIntegrator: velocity Verlet, 2nd order, adaptive step", kTightest},
     {"semi-explicit-euler2", Integrator::kSemiExplicitEuler2,
      "Simbody SemiExplicitEuler2Integrator: semi-explicit Euler with a half-step error estimate",
      kSemiExplicitEulerTightest,
@@ -47,27 +42,14 @@ class Simbody final : public Formulation {
   }
   FormulationOrigin origin() const override { return FormulationOrigin::kEngine; }
   std::vector<IntegratorInfo> integrators() const override {
-    std::vector<IntegratorInfo> out;
-    for (const Case& c : kCases)
-      out.push_back({c.name, SettingKind::kTolerance, kToleranceRange.loosest, c.tightest, c.description,
-                     c.expected_failure});
-    return out;
+    return engine_integrators(kCases, SettingKind::kTolerance, kToleranceRange.loosest);
   }
   // Joints by their tree descriptions (tree mobilizers or loop constraints), force elements of any
   // kind through their own Q (one Simbody Force::Custom, see simbody_model.cpp); no contacts.
-  Accepts accepts() const override {
-    return {{ElementRole::kForce},
-            {TreeJointType::kRevolute, TreeJointType::kPrismatic, TreeJointType::kSpherical, TreeJointType::kFixed,
-             TreeJointType::kRod}};
-  }
+  Accepts accepts() const override { return {{ElementRole::kForce}, engine_tree_joints()}; }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
-    for (const Case& c : kCases) {
-      if (integrator != c.name) continue;
-      if (!(setting > 0.0) || !std::isfinite(setting))
-        throw SolverError(fmt::format("simbody: the accuracy must be positive and finite, got {}", setting));
-      return simbody::create_simulator(model, c.integrator, setting);
-    }
-    throw SolverError(fmt::format("simbody: unknown integrator '{}'", integrator));
+    const Case& c = find_engine_case("simbody", kCases, integrator, "accuracy", setting);
+    return simbody::create_simulator(model, c.integrator, setting);
   }
 
  private:
