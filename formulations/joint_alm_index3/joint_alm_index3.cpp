@@ -10,9 +10,10 @@
 //   f(q) = H (q - c) + h^2/4 (G^T mu - b),   mu = alpha Phi + lambda
 //   T    = H + h^2/4 alpha G^T G
 // T leaves out dH/dq and the geometric stiffness sum lambda_k Phi_k,qq (in joint coordinates they
-// would cost a derivative of the recursions): Newton then contracts linearly, by O(h^2) a step's
-// iteration, rather than quadratically, and the modified-Newton loop refactors T when it contracts
-// by less than half. With force elements, a tangent refactored within a step also takes
+// would cost a derivative of the recursions), and b's own derivatives: Newton then contracts
+// linearly, by O(h) an iteration (h/2 db/dq', the Coriolis terms), rather than quadratically,
+// and the modified-Newton loop refactors T when it contracts by less than half. With force
+// elements, a tangent refactored within a step also takes
 // -h^2/4 (b_q + 2/h b_q') by forward differences of b (one recursive Newton-Euler pass a DOF; LU,
 // as it is unsymmetric): a stiff spring or a strong damper (h^2 k / 4m or h c / 2m near 1) makes
 // Newton diverge without them, while on a step it converges on the first tangent is cheaper. A step
@@ -41,7 +42,6 @@
 #include "recursive/kinematics.hpp"
 #include "recursive/loop_closure.hpp"
 #include "recursive/spatial_tree.hpp"
-#include "recursive/tree_contacts.hpp"
 #include "recursive/tree_forces.hpp"
 
 namespace mbs::joint_alm_index3 {
@@ -81,7 +81,6 @@ class JointAlmSimulator final : public FixedStepSimulator {
       const bool slide = b.type == recursive::JointType::kPrismatic || b.type == recursive::JointType::kTranslation;
       inv_scale_.segment(b.vi, b.nv).setConstant(slide ? 1.0 / length_ : 1.0);
     }
-    // Planar free bodies: their rotation coordinate is an angle (the translation root carries the slide).
   }
 
  private:
