@@ -28,7 +28,7 @@
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
 #include "common/quadratic_rows.hpp"
-#include "partitioned/partition.hpp"
+#include "common/partition.hpp"
 
 namespace mbs::partitioned {
 
@@ -61,9 +61,9 @@ class PartitionedOde {
   using IdxR = Eigen::Matrix<int, NR, 1>;
   using IdxI = Eigen::Matrix<int, NI, 1>;
 
-  // rank: of Phi_q, fixed for the run (a change throws in the partition keeper). stats: the
-  // simulator's counters, where Newton iterations and Jacobian evaluations are added.
-  PartitionedOde(const Model& model, int rank, RunStats& stats)
+  // stats: the simulator's counters, where Newton iterations and Jacobian evaluations are added.
+  // rank: of Phi_q, fixed for the run (a change throws in the partition keeper).
+  PartitionedOde(const Model& model, RunStats& stats, int rank)
       : nat_(model), stats_(&stats), n_q_(nat_.nq()), n_r_(rank), n_i_(n_q_ - rank), M_(nat_.M_diag()),
         Q_(nat_.Q()), q_(n_q_), v_(n_q_), q_anchor_(n_q_), Phi_(nat_.nc()), gamma_(nat_.nc()), Phi_q_(nat_.nc(), n_q_),
         rows_(n_r_), dep_(n_r_), ind_(n_i_), M_d_(n_r_), Q_d_(n_r_), M_i_(n_i_), Q_i_(n_i_), Phi_R_(n_r_),
@@ -78,7 +78,12 @@ class PartitionedOde {
     tol_dq_ = kNewtonStep * scale;
   }
 
+  const char* name() const { return "partitioned"; }
   int size() const { return 2 * n_i_; }
+  void initial_full_state(VecQ& q, VecQ& v) const {
+    q = nat_.model().initial_q();
+    v = nat_.model().initial_v();
+  }
 
   void rhs(double t, const State& y, State& dydt) {
     coordinates(t, y);
@@ -133,8 +138,8 @@ class PartitionedOde {
 
   // The natural state for y, into q(), v() (Newton-Raphson on q_d from the last solution), with
   // Phi_q() and the factored Phi_d at it.
-  void natural_state(double t, const State& y) { coordinates(t, y); }
-  void natural_state(double t, const State& y, Eigen::VectorXd& q, Eigen::VectorXd& v) {
+  void full_state(double t, const State& y) { coordinates(t, y); }
+  void model_state_at(double t, const State& y, Eigen::VectorXd& q, Eigen::VectorXd& v) {
     coordinates(t, y);
     q = q_;
     v = v_;
