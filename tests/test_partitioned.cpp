@@ -6,12 +6,12 @@
 #include <cmath>
 #include <string>
 
+#include "common/partition.hpp"
+#include "common/partition_keeper.hpp"
 #include "core/formulation.hpp"
 #include "elements/plane_contact.hpp"
 #include "elements/rod.hpp"
 #include "core/natural_coordinates.hpp"
-#include "partitioned/partition.hpp"
-#include "partitioned/partitioned.hpp"
 #include "problem/problem.hpp"
 #include "references/simple_pendulum.hpp"
 #include "support/alloc_counter.hpp"
@@ -21,8 +21,6 @@
 namespace mbs {
 namespace {
 
-using partitioned::choose_partition;
-using partitioned::Partition;
 using testing::Monitor;
 
 const Problem& pendulum() {
@@ -43,7 +41,7 @@ Monitor run(const Model& model, const std::string& integrator, double setting, d
   Monitor m(model);
   auto sim = formulation().create(model, integrator, setting);
   sim->run(t_end, &m);
-  if (repartitions != nullptr) *repartitions = dynamic_cast<const partitioned::PartitionedRun&>(*sim).repartitions();
+  if (repartitions != nullptr) *repartitions = dynamic_cast<const PartitionedRun&>(*sim).repartitions();
   if (steps != nullptr) *steps = sim->stats().steps;
   return m;
 }
@@ -112,7 +110,7 @@ TEST(Partition, RedundantRowsAreDroppedAtTheRankThreshold) {
 TEST(Partition, ChoosingAllocatesNothing) {
   MBS_SKIP_WITHOUT_ALLOCATION_COUNTING();
   Eigen::MatrixXd Phi_q = Eigen::MatrixXd::Random(3, 5);
-  partitioned::Partitioner partitioner(3, 5);
+  Partitioner partitioner(3, 5);
   Partition p = partitioner.reserved();
   partitioner.choose(Phi_q, p);  // warm-up
   Phi_q(0, 0) += 1.0;
@@ -139,7 +137,7 @@ TEST(Partitioned, DuplicatedRodGivesTheMotionOfTheSingleRod) {
     EXPECT_NEAR(both.max_drift, one.max_drift, 1e-12) << integrator;
   }
   auto sim = formulation().create(redundant, "rk4", 1e-3);
-  const Partition& p = dynamic_cast<const partitioned::PartitionedRun&>(*sim).partition();
+  const Partition& p = dynamic_cast<const PartitionedRun&>(*sim).partition();
   sim->run(0.1, nullptr);
   EXPECT_EQ(p.rank, 2);
   EXPECT_EQ(p.rows.size(), 2u);

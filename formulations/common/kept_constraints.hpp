@@ -59,16 +59,6 @@ inline constexpr int kProjectionMaxIterations = 10;
 // Regularization of G M^-1 G^T (file comment): kSingularShift and kSingularDrop of
 // common/shifted_llt.hpp.
 
-// The position scale of a model's tolerances (m): its longest length, or its largest initial
-// coordinate when that is larger, 1 when it has neither.
-inline double position_scale(const Model& model) {
-  double scale = max_model_length(model);
-  if (!(scale > 0.0)) scale = 0.0;
-  const Eigen::VectorXd q0 = model.initial_q();
-  if (q0.size() > 0) scale = std::max(scale, q0.cwiseAbs().maxCoeff());
-  return scale > 0.0 ? scale : 1.0;
-}
-
 // kSparse: G and S on fixed sparse patterns (dynamic sizes only), chosen once as a type, like the
 // linear-solver seam's (common/linear_solver.hpp), so no operation branches on it.
 template <int NQ, int NR, bool kSparse = false>

@@ -24,4 +24,14 @@ double model_length(const Model& model, Pick pick) {
 inline double max_model_length(const Model& model) { return model_length(model, [](double a, double b) { return std::max(a, b); }); }
 inline double min_model_length(const Model& model) { return model_length(model, [](double a, double b) { return std::min(a, b); }); }
 
+// The position scale of a model's tolerances (m): its longest length, or its largest initial
+// coordinate when that is larger, 1 when it has neither.
+inline double position_scale(const Model& model) {
+  double scale = max_model_length(model);
+  if (!(scale > 0.0)) scale = 0.0;
+  const Eigen::VectorXd q0 = model.initial_q();
+  if (q0.size() > 0) scale = std::max(scale, q0.cwiseAbs().maxCoeff());
+  return scale > 0.0 ? scale : 1.0;
+}
+
 }  // namespace mbs

@@ -13,7 +13,7 @@
 
 #include "common/linear_modes.hpp"
 #include "core/formulation.hpp"
-#include "partitioned/partition.hpp"
+#include "common/partition.hpp"
 
 namespace mbs::partitioned {
 namespace {

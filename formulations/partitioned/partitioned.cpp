@@ -4,7 +4,7 @@
 // same explicit Runge-Kutta methods as "minimal". Works from NaturalCoordinates only, so closed
 // loops and redundant constraints run as any tree does.
 //
-// Re-partitioning (kRepartitionFactor) happens only at step boundaries, where the natural state is
+// Re-partitioning (common/partition_keeper.hpp, kRepartitionFactor) happens only at step boundaries, where the natural state is
 // recovered whole, so the new coordinates start from a consistent state. The integrators carry
 // nothing else from step to step but the step size and, for a FSAL pair (Dormand-Prince), the last
 // stage f(t, y): RK4 and Fehlberg (not FSAL: its next step evaluates f at the new y itself) simply
@@ -19,15 +19,13 @@
 // accepted step (PartitionedOde::anchor); fixed-step RK4 stops with the error.
 #include <fmt/format.h>
 
-#include <utility>
-
 #include "common/erk_simulators.hpp"
 #include "common/integrator_table.hpp"
+#include "common/partition.hpp"
+#include "common/partition_keeper.hpp"
 #include "core/formulation.hpp"
 #include "core/natural_coordinates.hpp"
 #include "partitioned/linearizer.hpp"
-#include "partitioned/partition.hpp"
-#include "partitioned/partitioned.hpp"
 #include "partitioned/partitioned_ode.hpp"
 
 namespace mbs::partitioned {
@@ -40,101 +38,14 @@ namespace {
 // singular; how the integrators fared there on a small N-four-bar is in the same notes.)
 constexpr int kMaxCoordinates = 200;
 
-// Holds the partition in use: the initial one at the start of a run, a new one when Phi_d degrades.
-template <int NQ, int NC, int NR>
-class PartitionKeeper {
- public:
-  using Ode = PartitionedOde<NQ, NC, NR>;
-  using State = typename Ode::State;
-
-  PartitionKeeper(const Model& model, const Partition& initial, Ode& ode)
-      : ode_(ode), partitioner_(model.nc(), model.nq()), initial_(initial), current_(partitioner_.reserved()),
-        candidate_(partitioner_.reserved()), q0_(model.initial_q()), v0_(model.initial_v()),
-        Phi_q_(model.nc(), model.nq()) {}
-
-  // The initial partition (chosen at setup: the same every run) and y from the model's initial state.
-  void start(State& y) {
-    current_ = initial_;  // the lists' capacity is reserved: no allocation
-    ratio0_ = ode_.set_partition(current_, q0_, v0_, y);
-    ode_.take_min_pivot_ratio();
-    repartitions_ = 0;
-  }
-
-  // After an accepted step ending at time t in state y. Returns true when the independent
-  // coordinates changed: y is then in the new ones, and the integrator must restart from it.
-  bool after_step(double t, State& y) {
-    if (ode_.take_min_pivot_ratio() >= kRepartitionFactor * ratio0_) return false;
-    ode_.natural_state(t, y);
-    Phi_q_ = ode_.Phi_q();
-    partitioner_.choose(Phi_q_, candidate_);
-    if (candidate_.rank != current_.rank)
-      throw SolverError(fmt::format("partitioned: the rank of Phi_q changed from {} to {} at t = {:.9g} s "
-                                    "(the mechanism passes a singular configuration)",
-                                    current_.rank, candidate_.rank, t));
-    const bool changed = candidate_.dependent != current_.dependent;
-    std::swap(current_, candidate_);
-    // Same coordinates: y is unchanged and only the reference ratio (and possibly the kept rows) moves.
-    ratio0_ = ode_.set_partition(current_, ode_.q(), ode_.v(), y);
-    ode_.take_min_pivot_ratio();
-    if (changed) ++repartitions_;
-    return changed;
-  }
-
-  long repartitions() const { return repartitions_; }
-  const Partition& partition() const { return current_; }
-
- private:
-  Ode& ode_;
-  Partitioner partitioner_;
-  Partition initial_, current_, candidate_;
-  typename Ode::VecQ q0_, v0_;
-  Eigen::MatrixXd Phi_q_;  // dynamic copy for the partitioner
-  double ratio0_ = 1.0;    // Phi_d's pivot ratio when the partition was chosen
-  long repartitions_ = 0;
-};
-
-// The ODE of common/erk_simulators.hpp: PartitionedOde in the partition that the keeper holds,
-// re-chosen after a step where Phi_d degrades.
-template <int NQ, int NC, int NR>
-class KeptPartitionOde final : public PartitionedOde<NQ, NC, NR> {
- public:
-  using Base = PartitionedOde<NQ, NC, NR>;
-  using typename Base::State;
-  KeptPartitionOde(const Model& model, RunStats& stats, const Partition& initial)
-      : Base(model, initial.rank, stats), keeper_(model, initial, *this) {}
-  void initial_state(State& y) {
-    t_ = 0.0;
-    keeper_.start(y);
-  }
-  // Base::anchor() after every accepted adaptive step: a retry starts from the accepted state.
-  bool change_coordinates(double t, State& y) {
-    t_ = t;
-    return keeper_.after_step(t, y);
-  }
-  void model_state(const State& y, Eigen::VectorXd& q, Eigen::VectorXd& v) { this->natural_state(t_, y, q, v); }
-  const PartitionKeeper<NQ, NC, NR>& keeper() const { return keeper_; }
-
- private:
-  PartitionKeeper<NQ, NC, NR> keeper_;
-  double t_ = 0.0;  // of the last accepted step, for messages
-};
-
-// A simulator of common/erk_simulators.hpp that reports as a PartitionedRun.
-template <class Sim>
-class PartitionedSimulator final : public Sim, public PartitionedRun {
- public:
-  using Sim::Sim;
-  long repartitions() const override { return this->ode().keeper().repartitions(); }
-  const Partition& partition() const override { return this->ode().keeper().partition(); }
-};
-
 // Fixed sizes for the pendulum and the double pendulum, dynamic sizes otherwise.
 std::unique_ptr<Simulator> make_sized(const ErkCase& c, const Model& model, const Partition& p, double setting) {
   if (model.nq() == 2 && model.nc() == 1 && p.rank == 1)
-    return make_erk_simulator<KeptPartitionOde<2, 1, 1>, PartitionedSimulator>(c, model, setting, p);
+    return make_erk_simulator<KeptPartition<PartitionedOde<2, 1, 1>>, PartitionedSimulator>(c, model, setting, p);
   if (model.nq() == 4 && model.nc() == 2 && p.rank == 2)
-    return make_erk_simulator<KeptPartitionOde<4, 2, 2>, PartitionedSimulator>(c, model, setting, p);
-  return make_erk_simulator<KeptPartitionOde<Eigen::Dynamic, Eigen::Dynamic, Eigen::Dynamic>, PartitionedSimulator>(
+    return make_erk_simulator<KeptPartition<PartitionedOde<4, 2, 2>>, PartitionedSimulator>(c, model, setting, p);
+  return make_erk_simulator<KeptPartition<PartitionedOde<Eigen::Dynamic, Eigen::Dynamic, Eigen::Dynamic>>,
+                            PartitionedSimulator>(
       c, model, setting, p);
 }
 

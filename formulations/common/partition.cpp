@@ -1,9 +1,9 @@
-#include "partitioned/partition.hpp"
+#include "common/partition.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace mbs::partitioned {
+namespace mbs {
 
 Partitioner::Partitioner(int nc, int nq, double rank_threshold) : nc_(nc), nq_(nq), lu_(nc, nq) {
   lu_.setThreshold(rank_threshold);
@@ -49,4 +49,4 @@ Partition choose_partition(const Eigen::MatrixXd& Phi_q, double rank_threshold) 
   return p;
 }
 
-}  // namespace mbs::partitioned
+}  // namespace mbs

@@ -1,5 +1,6 @@
-// Generalized coordinate partitioning (Wehage & Haug 1982): which natural coordinates are
-// independent, which are recovered from the constraints, and which constraint rows are kept.
+// Generalized coordinate partitioning (Wehage & Haug 1982): which coordinates are independent,
+// which are recovered from the constraints, and which constraint rows are kept. Shared by
+// `partitioned` (natural coordinates) and `joint-partitioned` (a spanning tree's joint coordinates).
 //
 // Rule: LU with full pivoting of the constraint Jacobian Phi_q (nc x nq). The columns pivoted into
 // the first `rank` positions are the dependent coordinates q_d, so Phi_d = Phi_q(rows, q_d) is the
@@ -11,7 +12,7 @@
 #include <Eigen/Dense>
 #include <vector>
 
-namespace mbs::partitioned {
+namespace mbs {
 
 // Pivots below this fraction of the largest one count as zero (rank-deficient, redundant rows).
 // A redundant row's pivot is of the order of the constraint violation over the rod length (the
@@ -48,4 +49,4 @@ class Partitioner {
 // One-off convenience (allocates): the partition of Phi_q by the rule above.
 Partition choose_partition(const Eigen::MatrixXd& Phi_q, double rank_threshold = kRankThreshold);
 
-}  // namespace mbs::partitioned
+}  // namespace mbs
