@@ -181,6 +181,27 @@ TEST(Loader, ContactErrors) {
   EXPECT_EQ(error_of(replace(wall, "normal: [1.0, 0.0, 0.0]", "normal: [-1.0, 0.0, 0.0]")), "(accepted)");
 }
 
+// cut_joints: a second rod from P1 to ground closes a loop; either rod may be cut, not both (P1
+// would float), and only joints, named once.
+TEST(Loader, CutJointErrors) {
+  const std::string loop = replace(kGood, "run:\n", "  - name: rod2\n    kind: rod\n    a: {ground: [-1.0, 1.0, 0.0]}\n"
+                                   "    b: {body: P1}\ncut_joints: [rod2]\nrun:\n");
+  const Problem p = load_problem_text(loop, "loop.yaml");
+  EXPECT_EQ(p.model.cut_joints, std::vector<int>{1});
+  EXPECT_EQ(error_of(replace(loop, "[rod2]", "[rod]")), "(accepted)");
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"[rod, rod2]", "18:14: cut joint rod closes no loop: without the cut joints nothing joins ground to P1 (cutting it would "
+                      "split the mechanism)"},
+      {"[rod3]", "18:14: cut_joints names 'rod3', which is not an element of the problem (joints: rod, rod2)"},
+      {"[rod2, rod2]", "18:20: cut_joints names joint rod2 twice"},
+      {"rod2", "18:13: cut_joints must be a list of joint names"},
+  };
+  for (const auto& [cuts, error] : refused) EXPECT_EQ(error_of(replace(loop, "[rod2]", cuts)), "bad.yaml:" + error);
+  const std::string wall = replace(loop, "run:\n", "contacts:\n  - {name: w, kind: point_plane, point: P1, "
+                                   "plane: {point: [0.0, 0.0, 0.0], normal: [-1.0, 0.0, 0.0]}, restitution: 0.1}\nrun:\n");
+  EXPECT_EQ(error_of(replace(wall, "[rod2]", "[w]")), "bad.yaml:18:14: cut_joints names 'w', a contact: only joints are cut");
+}
+
 TEST(Loader, NonPositiveLength) {
   EXPECT_EQ(error_of(replace(kGood, "    b: {body: P1}\n", "    b: {body: P1}\n    length: 0\n")),
             "bad.yaml:14:13: length of rod must be positive, got 0");

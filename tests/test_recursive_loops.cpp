@@ -8,6 +8,7 @@
 #include <cmath>
 #include <random>
 
+#include "common/joint_graph.hpp"
 #include "core/formulation.hpp"
 #include "elements/spherical.hpp"
 #include "problem/problem.hpp"
@@ -146,6 +147,85 @@ TEST(RecursiveLoops, BricardKeepsItsEnergyAndTheAlgorithmsAgree) {
   EXPECT_LT(aba.max_drift, 1e-7);
   EXPECT_LT(aba.max_Phi, 1e-12);
   EXPECT_LT((aba.q_final - crba.q_final).cwiseAbs().maxCoeff(), 1e-8);
+}
+
+// A branched mechanism of point masses on rods (planar): a hub H on a ground pivot (OH), two arms
+// HA, HC, each closed to ground (AG, CG): two loops, 1 DOF.
+std::string branched_yaml(const std::string& cut_joints) {
+  std::string text = R"(name: branched
+space: planar
+gravity: [0.0, -9.81, 0.0]
+bodies:
+  - {name: H, kind: point_mass, mass: 1.0, position: [0.0, 1.0, 0.0]}
+  - {name: A, kind: point_mass, mass: 1.0, position: [1.0, 1.0, 0.0]}
+  - {name: C, kind: point_mass, mass: 1.0, position: [-1.0, 1.0, 0.0]}
+joints:
+  - {name: OH, kind: rod, a: {ground: [0.0, 0.0, 0.0]}, b: {body: H}}
+  - {name: HA, kind: rod, a: {body: H}, b: {body: A}}
+  - {name: HC, kind: rod, a: {body: H}, b: {body: C}}
+  - {name: AG, kind: rod, a: {ground: [1.0, 0.0, 0.0]}, b: {body: A}}
+  - {name: CG, kind: rod, a: {ground: [-1.0, 0.0, 0.0]}, b: {body: C}}
+)";
+  if (!cut_joints.empty()) text += "cut_joints: [" + cut_joints + "]\n";
+  return text + "run: {end_time: 1.0}\nscore: {rule: {metric: max_energy_drift, below: 1.0e-4}}\n";
+}
+
+// The cuts by the rule and by the file's names, as recursive's tree and the joint graph's spanning
+// tree (simbody's) choose them: the same joints, recursive's named ones first, the graph's in element
+// order.
+TEST(RecursiveLoops, CutJointsByTheRuleAndByTheFilesNames) {
+  struct Case {
+    const char* named;
+    std::vector<std::string> recursive_cuts, graph_cuts, bodies;  // bodies: the tree's, parents first
+  };
+  const std::vector<Case> cases = {
+      // The breadth-first growth from ground places H, A, C by OH, AG, CG; then H meets A and C again.
+      {"", {"HA", "HC"}, {"HA", "HC"}, {"H", "A", "C"}},
+      // AG named: A hangs from H instead, and the rule cuts the remaining loop at HC.
+      {"AG", {"AG", "HC"}, {"HC", "AG"}, {"H", "C", "A"}},
+      // Both loops opened by name, the ground pivot among them: a chain ground-A-H-C, nothing left to the rule.
+      {"CG, OH", {"CG", "OH"}, {"OH", "CG"}, {"A", "H", "C"}},
+  };
+  for (const Case& c : cases) {
+    const Problem p = load_problem_text(branched_yaml(c.named), "branched.yaml");
+    SpatialTree tree;
+    ASSERT_EQ(recursive::build_spatial_tree(p.model, tree), "") << c.named;
+    std::vector<std::string> cuts, bodies, graph_cuts;
+    for (const Element* e : tree.cuts) cuts.push_back(e->name);
+    for (const recursive::TreeBody& b : tree.bodies) bodies.push_back(b.name);
+    EXPECT_EQ(cuts, c.recursive_cuts) << c.named;
+    EXPECT_EQ(bodies, c.bodies) << c.named;
+    EXPECT_EQ(tree.nv, 3) << c.named;  // one angle a body
+    SpanningTree graph;
+    ASSERT_EQ(spanning_tree(p.model, graph), "") << c.named;
+    for (const int k : graph.cuts) graph_cuts.push_back(graph.edges[k].e->name);
+    EXPECT_EQ(graph_cuts, c.graph_cuts) << c.named;
+    ASSERT_EQ(graph.links.size(), c.bodies.size()) << c.named;
+    for (size_t i = 0; i < graph.links.size(); ++i) EXPECT_EQ(p.model.points[graph.links[i].node].name, c.bodies[i]) << c.named;
+    // Whichever joints are cut, the loops hold the mechanism to 1 DOF: a row a cut rod, 2 on 3 angles.
+    const LoopClosure lc(p.model, tree, nullptr);
+    EXPECT_EQ(lc.cut_rows(), 2) << c.named;
+    EXPECT_EQ(lc.kept_rows(), 2) << c.named;
+  }
+}
+
+// A named spherical joint of a would-be hinge pair is cut alone: its partner becomes a spherical
+// tree joint (3 angular DOF), which recursive's loops do not take yet, and says so.
+TEST(RecursiveLoops, ANamedJointOfAHingePairIsCutAlone) {
+  std::string text = load_problem(MBS_SOURCE_DIR "/problems/pinned_bar.yaml").text;
+  const size_t run = text.find("\nrun:");
+  ASSERT_NE(run, std::string::npos);
+  text.insert(run + 1, "cut_joints: [pin_back]\n");
+  const Problem p = load_problem_text(text, "pinned_bar.yaml");
+  SpatialTree tree;
+  ASSERT_EQ(recursive::build_spatial_tree(p.model, tree), "");
+  ASSERT_EQ(tree.cuts.size(), 1u);
+  EXPECT_EQ(tree.cuts[0]->name, "pin_back");
+  ASSERT_EQ(tree.bodies.size(), 1u);
+  EXPECT_EQ(tree.bodies[0].type, recursive::JointType::kSpherical);
+  EXPECT_EQ(tree.bodies[0].joint, "pin_front");
+  const std::string why = rec().unsupported_reason(p.model);
+  EXPECT_NE(why.find("joint pin_back closes one"), std::string::npos) << why;
 }
 
 TEST(RecursiveLoops, RunAllocatesNothing) {

@@ -61,12 +61,24 @@ void pair_hinges(const Model& model, std::vector<JointEdge>& edges, std::vector<
   }
 }
 
+std::vector<int> cut_named_joints(const Model& model, const std::vector<JointEdge>& edges, std::vector<char>& used) {
+  std::vector<int> cuts;
+  for (const int i : model.cut_joints)
+    for (int k = 0; k < static_cast<int>(edges.size()); ++k)
+      if (edges[k].e == model.elements[i].get()) {
+        used[k] = 1;
+        cuts.push_back(k);
+      }
+  return cuts;
+}
+
 std::string spanning_tree(const Model& model, SpanningTree& tree) {
   tree = SpanningTree{};
   if (std::string why = joint_edges(model, tree.edges); !why.empty()) return why;
   const int np = static_cast<int>(model.points.size()), nn = np + static_cast<int>(model.bodies.size());
   const int ne = static_cast<int>(tree.edges.size());
   std::vector<char> used(ne, 0), placed(nn, 0);
+  tree.cuts = cut_named_joints(model, tree.edges, used);
   pair_hinges(model, tree.edges, used);
   auto node_name = [&](int n) { return n < 0 ? std::string("ground") : n < np ? model.points[n].name : model.bodies[n - np].name; };
   auto grow = [&](int root) -> std::string {

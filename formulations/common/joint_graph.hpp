@@ -1,8 +1,8 @@
 // The model's joint graph for the joint-coordinate formulations: nodes are the bodies (point masses,
 // then rigid bodies; kGround the ground), edges the joints as they describe themselves
-// (Element::tree_joint, core/element.hpp). recursive builds its tree from the edges and refuses a
-// closed loop; an engine with loop constraints (simbody) takes a spanning tree of them and closes
-// the loops with the remaining joints (spanning_tree below).
+// (Element::tree_joint, core/element.hpp). The joint-coordinate formulations take a spanning tree
+// of them and close the loops with the remaining joints, the cuts (spanning_tree below; recursive's
+// build_spatial_tree grows the same tree).
 #pragma once
 
 #include <Eigen/Dense>
@@ -36,6 +36,15 @@ std::string joint_edges(const Model& model, std::vector<JointEdge>& edges);
 // hinge, the second is marked used.
 void pair_hinges(const Model& model, std::vector<JointEdge>& edges, std::vector<char>& used);
 
+// The joints the problem file names as cuts (Model::cut_joints, in its order), marked used before
+// hinge pairing and growth: the tree grows from the other joints, and a named spherical joint of a
+// would-be hinge pair is cut alone (its rows close the loop; its partner stays a tree joint).
+// Returns their edges.
+std::vector<int> cut_named_joints(const Model& model, const std::vector<JointEdge>& edges, std::vector<char>& used);
+
+// The cut-joint rule (recursive's build_spatial_tree follows it too, placing bodies as it grows):
+// the named cuts first; then the growth below on the other joints, which cuts whatever loops remain
+// (allowed: a file may name some of its cuts and leave the rest to the rule).
 // A spanning tree of the joint graph, grown breadth-first from the ground, then from a free root in
 // each part ground does not reach (rigid bodies first), and the joints that close loops.
 struct SpanningTree {
@@ -47,7 +56,7 @@ struct SpanningTree {
   };
   std::vector<JointEdge> edges;
   std::vector<Link> links;  // parents before children; one per body
-  std::vector<int> cuts;    // edges that close a loop (both ends already placed), in element order
+  std::vector<int> cuts;    // edges that close a loop (named, or both ends already placed), in element order
 };
 // Empty, or why the graph has no such tree (a joint without a tree-joint description, a joint
 // joining a body to itself).

@@ -424,6 +424,7 @@ std::string build_spatial_tree(const Model& model, SpatialTree& tree) {
   std::vector<Edge> edges;
   if (std::string why = joint_edges(model, edges); !why.empty()) return why;
   std::vector<char> used(edges.size(), 0);
+  for (const int k : cut_named_joints(model, edges, used)) tree.cuts.push_back(edges[k].e);
   pair_hinges(model, edges, used);
   TreeBuilder builder(model, tree, edges, used);
   if (std::string why = builder.grow(kGround); !why.empty()) return why;

@@ -112,16 +112,18 @@ struct SpatialTree {
   // Every joint of the planar tree a pin (1 DOF about +-n): aba() takes aba_planar_pins.
   bool pins = false;
   std::vector<PinBody> pin_bodies;  // parallel to bodies when pins
-  // The joints left out of the tree because they close a loop (loop_closure.hpp), in the order the
-  // growth met them: a joint joining two bodies already placed. The model's own: it must outlive the tree.
+  // The joints left out of the tree because they close a loop (loop_closure.hpp): those the problem
+  // file names (Model::cut_joints), then in the order the growth met them a joint joining two bodies
+  // already placed. The model's own: it must outlive the tree.
   std::vector<const Element*> cuts;
 };
 
 // Builds a spanning tree of the model's joint graph, each joint as it describes itself
 // (Element::tree_joint, core/element.hpp), or returns why this engine cannot describe the model.
-// The tree grows breadth-first from the ground, a node's joints in the order the problem file lists
-// them (then from a free root in each part the ground does not reach); a joint that meets a body
-// already placed closes a loop and becomes one of tree.cuts.
+// The joints the problem file names as cuts (Model::cut_joints) are left out first; the tree then
+// grows breadth-first from the ground, a node's joints in the order the problem file lists them
+// (then from a free root in each part the ground does not reach); a joint that meets a body already
+// placed closes a loop and becomes one of tree.cuts (common/joint_graph.hpp: simbody's rule too).
 std::string build_spatial_tree(const Model& model, SpatialTree& tree);
 
 // Scratch for the algorithms, sized once from the tree.

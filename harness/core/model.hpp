@@ -87,6 +87,10 @@ struct Model {
   std::vector<RigidBody> bodies;
   // Joints, force elements and contacts, in file order (see core/element.hpp).
   std::vector<std::shared_ptr<const Element>> elements;
+  // The joints the problem file names as cuts (`cut_joints`): indices into `elements`, in the file's
+  // order. The joint-coordinate formulations leave them out of their spanning tree first
+  // (common/joint_graph.hpp); each closes a loop of the other joints (the loader checks).
+  std::vector<int> cut_joints;
 
   // Natural (fully Cartesian) coordinates: the positions of all points stacked, dim each, then
   // each rigid body's [r_G, u_1, .., u_dim] (dim + dim^2 each).

@@ -271,6 +271,57 @@ void read_elements(const Reader& rd, const Frame& frame, const YAML::Node& root,
   }
 }
 
+// cut_joints: joints the joint-coordinate formulations cut first (Model::cut_joints). Each must be
+// a joint with a tree-joint description, named once, and close a loop: its two ends still joined
+// by the joints that are not cut (union-find over the bodies, the ground one node), or cutting it
+// would split the mechanism.
+void read_cut_joints(const Reader& rd, const YAML::Node& root, Model& model) {
+  const YAML::Node list = root["cut_joints"];
+  if (!list) return;
+  if (!list.IsSequence()) rd.fail(list, "cut_joints must be a list of joint names");
+  const int np = static_cast<int>(model.points.size()), ne = static_cast<int>(model.elements.size());
+  std::vector<char> cut(ne, 0);
+  std::vector<YAML::Node> nodes;
+  for (const YAML::Node& n : list) {
+    const std::string name = rd.text(n, "a cut joint");
+    int k = 0;
+    while (k < ne && model.elements[k]->name != name) ++k;
+    if (k == ne) {
+      std::vector<std::string> joints;
+      for (const auto& e : model.elements)
+        if (e->role() == ElementRole::kJoint) joints.push_back(e->name);
+      rd.fail(n, fmt::format("cut_joints names '{}', which is not an element of the problem (joints: {})", name, fmt::join(joints, ", ")));
+    }
+    const Element& e = *model.elements[k];
+    if (e.role() != ElementRole::kJoint) rd.fail(n, fmt::format("cut_joints names '{}', a {}: only joints are cut", name, to_string(e.role())));
+    if (e.tree_joint().type == TreeJointType::kNone)
+      rd.fail(n, fmt::format("cut_joints names joint {}, whose kind ({}) gives no tree-joint description: no spanning tree holds it",
+                             name, e.kind()));
+    if (cut[k]) rd.fail(n, fmt::format("cut_joints names joint {} twice", name));
+    cut[k] = 1;
+    model.cut_joints.push_back(k);
+    nodes.push_back(n);
+  }
+  std::vector<int> root_of(np + model.bodies.size() + 1);  // node + 1: the ground is 0
+  for (size_t i = 0; i < root_of.size(); ++i) root_of[i] = static_cast<int>(i);
+  auto node = [&](const Anchor& a) { return 1 + (a.body >= 0 ? np + a.body : a.point); };
+  auto find = [&](int i) {
+    while (root_of[i] != i) i = root_of[i] = root_of[root_of[i]];
+    return i;
+  };
+  for (int k = 0; k < ne; ++k) {
+    const TreeJoint j = model.elements[k]->tree_joint();
+    if (!cut[k] && j.type != TreeJointType::kNone) root_of[find(node(*j.a))] = find(node(*j.b));
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Element& e = *model.elements[model.cut_joints[i]];
+    const TreeJoint j = e.tree_joint();
+    if (find(node(*j.a)) != find(node(*j.b)))
+      rd.fail(nodes[i], fmt::format("cut joint {} closes no loop: without the cut joints nothing joins {} to {} (cutting it "
+                                    "would split the mechanism)", e.name, model.anchor_name(*j.a), model.anchor_name(*j.b)));
+  }
+}
+
 // Checks the initial state against the constraints at position and velocity level; projects it
 // when asked (core/initial_state.hpp) and checks again, else fails at the first violated joint with
 // the violation.
@@ -406,7 +457,7 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
   }
   try {
     rd.expect_map(root, "the problem file",
-                  {"name", "title", "source", "space", "plane", "gravity", "bodies", "joints", "forces", "contacts", "analysis",
+                  {"name", "title", "source", "space", "plane", "gravity", "bodies", "joints", "cut_joints", "forces", "contacts", "analysis",
                    "run", "score", "reference"});
     Problem p;
     p.file = file_name;
@@ -427,6 +478,7 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
     check_initial_state(rd, body_nodes, model, options.project_initial_state);
     read_elements(rd, frame, root, model, ElementRole::kForce, names, element_names);
     read_elements(rd, frame, root, model, ElementRole::kContact, names, element_names);
+    read_cut_joints(rd, root, model);
 
     if (const YAML::Node an = root["analysis"]) {
       rd.expect_map(an, "analysis", {"kind", "repetitions"});
