@@ -35,7 +35,7 @@
 
 #include "common/augmented_lagrangian.hpp"
 #include "common/dense_limit.hpp"
-#include "common/kept_constraints.hpp"
+#include "common/length_scale.hpp"
 #include "common/modified_newton.hpp"
 #include "core/formulation.hpp"
 #include "recursive/crba.hpp"
@@ -289,13 +289,8 @@ class JointAlmIndex3 final : public Formulation {
              "trapezoidal rule, Newton-Raphson on the joint coordinates, mass-orthogonal projections", ""}};
   }
   // Force elements act on the tree's bodies as recursive's do (TreeForces); joints by their tree
-  // descriptions, as recursive's: in a plane a spherical joint or a rod is a pin; in space they
-  // carry quaternions, refused in structure_unsupported_reason.
-  Accepts accepts() const override {
-    return {{ElementRole::kForce},
-            {TreeJointType::kRevolute, TreeJointType::kPrismatic, TreeJointType::kSpherical, TreeJointType::kFixed,
-             TreeJointType::kRod}};
-  }
+  // descriptions, as recursive's (quaternions, in space, refused in structure_unsupported_reason).
+  Accepts accepts() const override { return {{ElementRole::kForce}, recursive::tree_joint_types()}; }
   std::string structure_unsupported_reason(const Model& model) const override {
     SpatialTree tree;
     if (std::string why = recursive::build_spatial_tree(model, tree); !why.empty()) return why;
@@ -313,8 +308,7 @@ class JointAlmIndex3 final : public Formulation {
     SpatialTree tree;
     if (const std::string why = recursive::build_spatial_tree(model, tree); !why.empty()) throw SolverError(why);
     const double nv = tree.nv;
-    double m = 0.0;
-    for (const Element* e : tree.cuts) m += e->row_count(model.dim);
+    const double m = recursive::cut_row_count(model, tree);
     if (const std::string why = dense_limit_reason("the tangent H + h^2/4 alpha G^T G and the loops' G",
                                                    8.0 * (2.0 * nv * nv + m * nv), nv * nv * nv / 3.0);
         !why.empty())

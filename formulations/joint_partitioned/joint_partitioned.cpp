@@ -140,8 +140,7 @@ std::string build_tree(const Model& model, SpatialTree& tree) {
   // Dense: H (nv x nv); G, H^-1 G^T, the partitioner's LU and its copy of G (m x nv each); G H^-1 G^T
   // (m x m). A step factors H by its tree-sparse LTDL, G H^-1 G^T, G_d and, at a re-partition, G.
   const double nv = tree.nv, d = tree.depth;
-  double m = 0.0;
-  for (const Element* e : tree.cuts) m += e->row_count(model.dim);
+  const double m = recursive::cut_row_count(model, tree);
   return dense_limit_reason("the mass matrix H and the loops' G, H^-1 G^T, G H^-1 G^T", 8.0 * (nv * nv + 4.0 * m * nv + m * m),
                             nv * d * d + m * m * m / 3.0 + m * m * nv);
 }
@@ -165,11 +164,7 @@ class JointPartitioned final : public Formulation {
            "of the loops' Jacobian, re-chosen as G_d degrades); accelerations of the tree with its loops closed";
   }
   std::vector<IntegratorInfo> integrators() const override { return cases_.integrators(); }
-  Accepts accepts() const override {
-    return {{ElementRole::kForce},
-            {TreeJointType::kRevolute, TreeJointType::kPrismatic, TreeJointType::kSpherical, TreeJointType::kFixed,
-             TreeJointType::kRod}};
-  }
+  Accepts accepts() const override { return {{ElementRole::kForce}, recursive::tree_joint_types()}; }
   std::string structure_unsupported_reason(const Model& model) const override {
     SpatialTree tree;
     if (std::string why = build_tree(model, tree); !why.empty()) return why;

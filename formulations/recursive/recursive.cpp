@@ -114,9 +114,7 @@ class Recursive final : public Formulation {
   // elements of any kind (their Q in natural coordinates is mapped onto the tree's bodies by virtual
   // work, TreeForces).
   Accepts accepts() const override {
-    return {{ElementRole::kForce, ElementRole::kContact},
-            {TreeJointType::kRevolute, TreeJointType::kPrismatic, TreeJointType::kSpherical, TreeJointType::kFixed,
-             TreeJointType::kRod}};
+    return {{ElementRole::kForce, ElementRole::kContact}, tree_joint_types()};
   }
   std::string structure_unsupported_reason(const Model& model) const override {
     SpatialTree tree;
@@ -141,8 +139,7 @@ class Recursive final : public Formulation {
     if (const std::string why = build_spatial_tree(model, tree); !why.empty()) throw SolverError(why);
     if (c.variant != 0 || !tree.cuts.empty()) {  // CRBA, or loops: H dense (nv x nv), its tree-sparse LTDL O(nv d^2)
       const double nv = tree.nv, d = tree.depth;
-      double m = 0.0;  // loops: the cut rows, G (m x nv), H^-1 G^T and G H^-1 G^T (m x m) dense, factored in O(m^3)
-      for (const Element* e : tree.cuts) m += e->row_count(model.dim);
+      const double m = cut_row_count(model, tree);  // loops: G (m x nv), H^-1 G^T and G H^-1 G^T (m x m) dense, factored in O(m^3)
       const std::string what = m > 0.0 ? "the mass matrix H and the loops' G, H^-1 G^T, G H^-1 G^T" : "the mass matrix H";
       if (const std::string why = dense_limit_reason(what, 8.0 * (nv * nv + 2.0 * m * nv + m * m), nv * d * d + m * m * m / 3.0);
           !why.empty())

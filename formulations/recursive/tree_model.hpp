@@ -126,6 +126,20 @@ struct SpatialTree {
 // placed closes a loop and becomes one of tree.cuts (common/joint_graph.hpp: simbody's rule too).
 std::string build_spatial_tree(const Model& model, SpatialTree& tree);
 
+// The joints a spatial tree describes (Formulation::accepts of the joint-coordinate formulations on
+// it): in a plane a spherical joint or a rod is a pin; in space they carry a quaternion.
+inline std::vector<TreeJointType> tree_joint_types() {
+  return {TreeJointType::kRevolute, TreeJointType::kPrismatic, TreeJointType::kSpherical, TreeJointType::kFixed,
+          TreeJointType::kRod};
+}
+// The constraint rows of the tree's cut joints (before redundant ones are dropped): the size of
+// the loops' dense objects, for dense_limit_reason before anything is allocated.
+inline double cut_row_count(const Model& model, const SpatialTree& tree) {
+  double m = 0.0;
+  for (const Element* e : tree.cuts) m += e->row_count(model.dim);
+  return m;
+}
+
 // Scratch for the algorithms, sized once from the tree.
 // Row-major: LTDL runs along rows of the lower triangle (a DOF's ancestors), contiguous on a chain.
 using MassMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
