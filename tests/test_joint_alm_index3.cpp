@@ -10,6 +10,7 @@
 #include "core/formulation.hpp"
 #include "problem/problem.hpp"
 #include "recursive/crba.hpp"
+#include "recursive/kinematics.hpp"
 #include "recursive/spatial_tree.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/monitor.hpp"
@@ -34,7 +35,8 @@ TEST(JointAlmIndex3, MassMatrixAndBiasAreCrbas) {
   for (int k = 0; k < tree.nv; ++k) q[k] += 0.05 * k, v[k] = 1.0 - 0.3 * k;
   recursive::crba(tree, q, v, ws, qdd);
   ws.H.setZero();
-  recursive::mass_matrix_and_bias(tree, q, v, ws);
+  recursive::kinematics(tree, q, v, ws);
+  recursive::mass_matrix_and_bias(tree, ws);
   const Eigen::VectorXd Hqdd = ws.H.selfadjointView<Eigen::Lower>() * qdd;
   EXPECT_LT((Hqdd - ws.b).cwiseAbs().maxCoeff(), 1e-12 * (1.0 + ws.b.cwiseAbs().maxCoeff()));
 }

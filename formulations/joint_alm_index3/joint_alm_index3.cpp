@@ -130,7 +130,7 @@ class JointAlmSimulator final : public FixedStepSimulator {
     if (full_first_) --full_tangent_steps_;
     c_ = q_n_ + h_ * v_n_ + h24_ * a_n_;
     q_ = q_n_ + h_ * v_n_ + (2.0 * h24_) * a_n_;  // predictor: Taylor to second order
-    constraints_at_q();
+    state_at_q();
     NewtonHooks hooks{*this};
     ModifiedNewton::run(hooks, kNewton, stats_);
     if (!forces_.empty() && tangents_in_step_ > 1) full_tangent_steps_ = kFullTangentSteps;  // it needed a refactored tangent
@@ -143,24 +143,28 @@ class JointAlmSimulator final : public FixedStepSimulator {
     }
   }
 
-  // Phi at q_ (positions only).
-  void constraints_at_q() {
-    if (m_ == 0) return;
-    recursive::kinematics(tree_, q_, v_, ws_);
-    recursive::world_frames(tree_, ws_);
-    loops_.positions(ws_, Phi_);
+  // At a new iterate q_: q' by the trapezoidal rule, the tree's kinematics (and world frames, the
+  // force elements) at (q_, q'), and Phi(q_); once an iterate, for the convergence test and the
+  // next residual both.
+  void state_at_q() {
+    v_ = (2.0 / h_) * (q_ - q_n_) - v_n_;
+    if (!forces_.empty()) {
+      f_ext_ = &forces_.evaluate(q_, v_, ws_);  // runs the kinematics and the world frames
+    } else {
+      recursive::kinematics(tree_, q_, v_, ws_);
+      if (m_ != 0) recursive::world_frames(tree_, ws_);
+    }
+    kinematics_at_q_ = true;
+    if (m_ != 0) loops_.positions(ws_, Phi_);
   }
 
-  // f at q_ (q' from the trapezoidal rule); leaves H(q_) in ws_.H and G(q_) in G_ for the tangent.
+  // f at q_ from state_at_q()'s kinematics; leaves H(q_) in ws_.H and G(q_) in G_ for the tangent.
   void residual() {
-    v_ = (2.0 / h_) * (q_ - q_n_) - v_n_;
-    const recursive::BodyForces* f_ext = forces_.empty() ? nullptr : &forces_.evaluate(q_, v_, ws_);
-    recursive::mass_matrix_and_bias(tree_, q_, v_, ws_, f_ext);
+    recursive::mass_matrix_and_bias(tree_, ws_, f_ext_);
     dq_ = q_ - c_;
     f_.noalias() = ws_.H.selfadjointView<Eigen::Lower>() * dq_;
     w_ = -ws_.b;
     if (m_ != 0) {
-      recursive::world_frames(tree_, ws_);
       loops_.jacobian(ws_, G_);
       mu_ = lambda_ + alpha_ * Phi_;
       w_.noalias() += G_.transpose() * mu_;
@@ -185,6 +189,7 @@ class JointAlmSimulator final : public FixedStepSimulator {
     }
     T_.triangularView<Eigen::StrictlyUpper>() += ws_.H.transpose();
     b0_ = ws_.b;
+    kinematics_at_q_ = false;  // the differences move the workspace's state
     for (int k = 0; k < nv_; ++k) {
       const double d = kDifferenceStep / inv_scale_[k];
       dq_fd_ = q_;
@@ -192,7 +197,7 @@ class JointAlmSimulator final : public FixedStepSimulator {
       dq_fd_[k] += d;
       v_fd_[k] += (2.0 / h_) * d;
       const recursive::BodyForces& f_ext = forces_.evaluate(dq_fd_, v_fd_, ws_);
-      recursive::mass_matrix_and_bias(tree_, dq_fd_, v_fd_, ws_, &f_ext);
+      recursive::mass_matrix_and_bias(tree_, ws_, &f_ext);
       T_.col(k) -= (h24_ / d) * (ws_.b - b0_);
     }
     lu_.compute(T_);
@@ -212,7 +217,7 @@ class JointAlmSimulator final : public FixedStepSimulator {
     dq_ = f_;
     solve_in_place(dq_);
     q_ -= dq_;
-    constraints_at_q();
+    state_at_q();
     if (m_ != 0) lambda_ += alpha_ * Phi_;
     return dq_.cwiseProduct(inv_scale_).cwiseAbs().maxCoeff();
   }
@@ -235,8 +240,10 @@ class JointAlmSimulator final : public FixedStepSimulator {
     a_ = (s * s) * (q_ - q_n_) - (2.0 * s) * v_n_ - a_n_;
     if (m_ != 0) {
       const double k = h24_ * alpha_;
-      recursive::kinematics(tree_, q_, v_, ws_);
-      recursive::world_frames(tree_, ws_);
+      if (!kinematics_at_q_) {  // v_ is state_at_q()'s: the kinematics is the converged q's unless moved
+        recursive::kinematics(tree_, q_, v_, ws_);
+        recursive::world_frames(tree_, ws_);
+      }
       loops_.jacobian(ws_, G_);
       r_.noalias() = k * (G_ * v_);
       w_.noalias() = G_.transpose() * r_;
@@ -270,6 +277,8 @@ class JointAlmSimulator final : public FixedStepSimulator {
   Eigen::LLT<Eigen::MatrixXd, Eigen::Lower> llt_;  // T without force elements (symmetric positive definite)
   Eigen::PartialPivLU<Eigen::MatrixXd> lu_;        // with their differences
   bool lu_active_ = false;                          // the last tangent is lu_'s
+  bool kinematics_at_q_ = false;                    // ws_ holds state_at_q()'s kinematics
+  const recursive::BodyForces* f_ext_ = nullptr;    // the force elements at q_ (none: nullptr)
   int tangents_in_step_ = 0;                        // tangents factored in this step
   bool full_first_ = false;                         // this step's first tangent takes the differences
   int full_tangent_steps_ = 0;                      // steps left that start with them

@@ -33,12 +33,13 @@ void composite_mass_matrix(const SpatialTree& tree, TreeWorkspace& ws) {
 namespace {
 // LTDL on a chain of DOFs (tree.dof_chain): every DOF's ancestors are the DOFs before it, so the
 // factor's rows are contiguous and the updates vectorize. Featherstone's Table 6.3 otherwise.
+// Rows i < k never overlap row k: restrict spares each short row update its overlap test.
 inline __attribute__((always_inline)) void chain_ltdl_factor(int nv, MassMatrix& H) {
   for (int k = nv - 1; k >= 0; --k) {
-    double* Hk = H.row(k).data();
+    double* __restrict Hk = H.row(k).data();
     const double d_inv = 1.0 / Hk[k];
     for (int i = k - 1; i >= 0; --i) {
-      double* Hi = H.row(i).data();
+      double* __restrict Hi = H.row(i).data();
       const double a = Hk[i] * d_inv;
       for (int j = 0; j <= i; ++j) Hi[j] -= a * Hk[j];
       Hk[i] = a;
@@ -78,6 +79,9 @@ inline __attribute__((always_inline)) void crba_pins_body(const SpatialTree& tre
       w.X += wp.X;
       w.Y += wp.Y;
     }
+    ws.pin_s[i] = B[i].sigma;
+    ws.pin_sx[i] = B[i].sigma * w.X;
+    ws.pin_sy[i] = B[i].sigma * w.Y;
     w.a0 = a0;
     w.a1 = a1 += w.c1;
     w.a2 = a2 += w.c2;
@@ -91,6 +95,9 @@ inline __attribute__((always_inline)) void crba_pins_body(const SpatialTree& tre
   // ancestor joint j, whose moment gains cx t_x + cy t_y summed over the path, (X_i - X_j, Y_i - Y_j):
   // every entry on its own, none waiting for the one below it.
   MassMatrix& H = ws.H;
+  const double* __restrict s = ws.pin_s.data();
+  const double* __restrict sx = ws.pin_sx.data();
+  const double* __restrict sy = ws.pin_sy.data();
   for (int i = n - 1; i >= 0; --i) {
     const PinBody& b = B[i];
     TreeWorkspace::Pin& w = W[i];
@@ -98,10 +105,10 @@ inline __attribute__((always_inline)) void crba_pins_body(const SpatialTree& tre
     H(b.q, b.q) = w.a;
     const double f0 = b.sigma * (w.a + w.cx * w.X + w.cy * w.Y), f1 = b.sigma * w.cx, f2 = b.sigma * w.cy;
     if (tree.dof_chain) {  // ancestors 0 .. i-1, body j's DOF j
-      double* Hi = H.row(b.q).data();
-      for (int j = 0; j < i; ++j) Hi[j] = B[j].sigma * (f0 - f1 * W[j].X - f2 * W[j].Y);
+      double* __restrict Hi = H.row(b.q).data();
+      for (int j = 0; j < i; ++j) Hi[j] = f0 * s[j] - f1 * sx[j] - f2 * sy[j];
     } else {
-      for (int j = b.parent; j >= 0; j = B[j].parent) H(b.q, B[j].q) = B[j].sigma * (f0 - f1 * W[j].X - f2 * W[j].Y);
+      for (int j = b.parent; j >= 0; j = B[j].parent) H(b.q, B[j].q) = f0 * s[j] - f1 * sx[j] - f2 * sy[j];
     }
     if (b.parent < 0) continue;
     TreeWorkspace::Pin& wp = W[b.parent];
@@ -135,16 +142,15 @@ void crba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::Vec
 void crba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
           TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd, const BodyForces* f_ext) {
   if (tree.pins) return crba_planar_pins(tree, q, qd, ws, qdd, f_ext);
-  mass_matrix_and_bias(tree, q, qd, ws, f_ext);
+  kinematics(tree, q, qd, ws);
+  mass_matrix_and_bias(tree, ws, f_ext);
   ltdl_factor(tree, ws.H);
   qdd = ws.b;
   ltdl_solve(tree, ws.H, qdd);
 }
 
-void mass_matrix_and_bias(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
-                          const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, const BodyForces* f_ext) {
+void mass_matrix_and_bias(const SpatialTree& tree, TreeWorkspace& ws, const BodyForces* f_ext) {
   const int n = static_cast<int>(tree.bodies.size());
-  kinematics(tree, q, qd, ws);
   // Bias C(q, qd) with gravity: recursive Newton-Euler at qdd = 0 (pA holds the body forces).
   const Vec6 a0 = base_acceleration(tree);
   for (int i = 0; i < n; ++i) {

@@ -17,11 +17,11 @@ void crba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, c
 void crba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
                       const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd,
                       const BodyForces* f_ext = nullptr);
-// What crba() factors and solves: kinematics() at (q, qd), the bias b = tau - C(q, qd) (gravity and
-// f_ext included; recursive Newton-Euler at qdd = 0) into ws.b and H(q)'s lower triangle into ws.H,
-// so that H qdd = b. The spatial path whatever the tree (no pin path). Allocates nothing.
-void mass_matrix_and_bias(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
-                          const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, const BodyForces* f_ext = nullptr);
+// What crba() factors and solves, at the state of the last kinematics() call: the bias
+// b = tau - C(q, qd) (gravity and f_ext included; recursive Newton-Euler at qdd = 0) into ws.b and
+// H(q)'s lower triangle into ws.H, so that H qdd = b. The spatial path whatever the tree (no pin
+// path). Allocates nothing.
+void mass_matrix_and_bias(const SpatialTree& tree, TreeWorkspace& ws, const BodyForces* f_ext = nullptr);
 // The tree-sparse L^T D L of H in place (its lower triangle; Featherstone, Table 6.3), and H x = b
 // solved in place with that factor.
 void ltdl_factor(const SpatialTree& tree, MassMatrix& H);

@@ -458,7 +458,12 @@ TreeWorkspace::TreeWorkspace(const SpatialTree& tree, bool with_mass_matrix) {
     H = Eigen::MatrixXd::Zero(tree.nv, tree.nv);
     b = Eigen::VectorXd::Zero(tree.nv);
   }
-  if (tree.pins) pins.resize(n);
+  if (tree.pins) {
+    pins.resize(n);
+    pin_s.assign(n, 0.0);
+    pin_sx.assign(n, 0.0);
+    pin_sy.assign(n, 0.0);
+  }
   if (tree.planar) {
     planar.resize(n);
     for (size_t i = 0; i < n; ++i) {

@@ -182,6 +182,9 @@ struct TreeWorkspace {
     double X = 0.0, Y = 0.0;                  // CRBA: t summed from the root, so t's sum over a path is a difference
   };
   std::vector<Pin> pins;              // sized when the tree's joints are all pins
+  // CRBA's pin path on a chain: sigma, sigma X and sigma Y of each body in arrays of their own, so
+  // that a row of H is one vector loop (sized with pins).
+  std::vector<double> pin_s, pin_sx, pin_sy;
 };
 
 // External forces on the tree bodies at one state (force elements: body_forces), in the frames each
