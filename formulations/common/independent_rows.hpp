@@ -6,7 +6,9 @@
 // The dense QR costs O(nq nc^2): minutes for a 5,000-link chain. A large model (the sparse path's
 // size) whose rows are clearly independent keeps them all without it: the sparse LDLT of
 // Phi_q Phi_q^T leaves every pivot at least kClearlyIndependent of its row's diagonal, far above
-// the QR's threshold. Otherwise the dense QR decides, and a model too large for it is refused.
+// the QR's threshold. Otherwise the dense QR decides, where its work stays within
+// kMaxUninterruptibleDenseWork (every problem of problems/, whose kept rows it chose), and above
+// that a sparse rank-revealing QR of Phi_q^T (SuiteSparseQR, with the same relative threshold).
 #pragma once
 
 #include <fmt/format.h>
@@ -25,12 +27,19 @@
 namespace mbs {
 
 inline constexpr double kClearlyIndependent = 1e-8;  // min pivot / diagonal of Phi_q Phi_q^T's LDLT
+inline constexpr double kRankThreshold = 1e-10;      // a pivot below this share of the largest is zero
 
-// Indices of independent rows of Phi_q(q0), ascending. Throws SolverError for a model too large
-// for the dense test, Cancelled when the case's time budget ran out.
+// Indices of independent rows of J, ascending: SuiteSparseQR of J^T, a column whose remaining norm
+// falls below `threshold` times J's largest row norm counted dependent (common/sparse_rank.cpp).
+// Throws SolverError when SuiteSparseQR fails.
+std::vector<int> sparse_independent_rows(const SparseJacobian& J, double threshold);
+
+// Indices of independent rows of Phi_q(q0), ascending. Throws Cancelled when the case's time budget
+// ran out.
 inline std::vector<int> independent_rows(const NaturalCoordinates& nat, const Model& model) {
   std::vector<int> rows;
   if (nat.nc() == 0) return rows;
+  const double work = static_cast<double>(nat.nq()) * nat.nc() * nat.nc();  // nq nc^2 of the dense QR
   if (nat.nq() >= kSparseMinCoordinates) {
     SparseJacobian J(nat);
     J.evaluate(model.initial_q());
@@ -41,17 +50,14 @@ inline std::vector<int> independent_rows(const NaturalCoordinates& nat, const Mo
       std::iota(rows.begin(), rows.end(), 0);
       return rows;
     }
+    throw_if_cancelled("set-up (independent constraint rows)");
+    if (work > kMaxUninterruptibleDenseWork) return sparse_independent_rows(J, kRankThreshold);
   }
-  const double work = static_cast<double>(nat.nq()) * nat.nc() * nat.nc();
-  if (work > kMaxUninterruptibleDenseWork)  // nq nc^2 of the dense QR
-    throw SolverError(fmt::format("{} constraint rows on {} coordinates are not clearly independent, and the dense rank "
-                                  "test that would choose among them (O(nq nc^2) = {:.1e}) is too large: refused",
-                                  nat.nc(), nat.nq(), work));
   throw_if_cancelled("set-up (independent constraint rows)");
   Eigen::MatrixXd Phi_q(nat.nc(), nat.nq());
   nat.Phi_q(model.initial_q(), Phi_q);
   Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(Phi_q.transpose());
-  qr.setThreshold(1e-10);
+  qr.setThreshold(kRankThreshold);
   for (Eigen::Index k = 0; k < qr.rank(); ++k) rows.push_back(static_cast<int>(qr.colsPermutation().indices()[k]));
   std::sort(rows.begin(), rows.end());
   return rows;
