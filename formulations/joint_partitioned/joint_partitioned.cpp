@@ -107,6 +107,7 @@ class JointPartitionedOde {
     JointPartitionedOde& ode;
     VecQ zero;
     void frames(const VecQ& q) {
+      if (ode.n_m_ == 0) return;  // a tree: no row to evaluate, so no kinematics charged to its stages
       recursive::kinematics(ode.tree_, q, zero, ode.ws_);
       recursive::world_frames(ode.tree_, ode.ws_);
     }
