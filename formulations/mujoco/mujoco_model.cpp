@@ -4,9 +4,8 @@
 // Bodies. Every point mass and rigid body is a MuJoCo body whose frame is its natural coordinates'
 // frame: a point mass's at the point, a rigid body's at its centroid along its principal axes, so
 // positions, velocities and the principal axes u_k read back without a transform. A planar model
-// runs in the plane z = 0 of its local frame; a planar body is a lamina (I_x = J_2, I_y = J_1,
-// I_z = J_1 + J_2), whose in-plane motion only I_z drives. MuJoCo's compiler refuses a moving body
-// without inertia, so a point mass gets a tiny one (kPointInertia, below).
+// runs in the plane z = 0 of its local frame; a planar body is a lamina. MuJoCo's compiler refuses a
+// moving body without inertia, so a point mass gets a tiny one (common/engine_model.hpp).
 //
 // Joints. A spanning tree of the joint graph (common/joint_graph.hpp) nests the bodies, each with
 // its joint to the parent placed so that every joint's qpos0 is the initial configuration. A joint
@@ -17,25 +16,13 @@
 #include <cstring>
 #include <memory>
 
-#include "common/joint_graph.hpp"
+#include "common/engine_model.hpp"
 #include "mujoco/mujoco_adapter.hpp"
 
 namespace mbs::mujoco {
 
 namespace {
 
-// A point mass's inertia about its centre, relative to m L^2 (L its rod's length, else 1 m). The
-// compiler refuses a moving body whose inertia is below mjMINVAL (1e-15); this adds 1e-9 relative to
-// a pendulum's m L^2 (its period changes by half that), and the energy the harness computes without
-// it differs from MuJoCo's by 1e-9 times the kinetic energy at most.
-constexpr double kPointInertia = 1e-9;
-
-// A local-frame vector of dim components in 3 (planar: z = 0).
-Eigen::Vector3d e3(const Eigen::VectorXd& x) {
-  Eigen::Vector3d y = Eigen::Vector3d::Zero();
-  y.head(x.size()) = x;
-  return y;
-}
 std::string vec(const Eigen::Vector3d& x) { return fmt::format("{:.17g} {:.17g} {:.17g}", x[0], x[1], x[2]); }
 
 // MuJoCo reports fatal errors through mju_user_error, which by default prints and exits the process:
@@ -72,15 +59,11 @@ class Engine {
   std::string mjcf(const SpanningTree& tree);
   std::string body(const SpanningTree& tree, const SpanningTree::Link& link, std::string& xml) const;
   void initial_velocities();
-
-  Eigen::Matrix3d initial_rotation(int node) const;  // R_GB at t = 0 (ground: identity)
-  Eigen::Vector3d initial_position(int node) const;
-  int points() const { return static_cast<int>(model_.points.size()); }
-  std::string node_name(int n) const {
-    return n < 0 ? std::string("ground") : n < points() ? model_.points[n].name : model_.bodies[n - points()].name;
-  }
+  // A node's world pose and velocity (common/engine_model.hpp's NodeState) from d's kinematics.
+  void node_state(int node, Eigen::Vector3d& r, Eigen::Matrix3d& R, Eigen::Vector3d& w, Eigen::Vector3d& v) const;
 
   const Model& model_;
+  const EngineNodes nodes_;
   std::unique_ptr<mjModel, ModelDeleter> m_;
   std::unique_ptr<mjData, DataDeleter> d_;
   std::vector<int> body_id_;  // per node: point masses, then rigid bodies
@@ -88,31 +71,15 @@ class Engine {
   std::string why_;
 };
 
-Eigen::Matrix3d Engine::initial_rotation(int node) const {
-  Eigen::Matrix3d R = Eigen::Matrix3d::Identity();
-  if (node < points()) return R;
-  const RigidBody& b = model_.bodies[node - points()];
-  R.topLeftCorner(b.dim(), b.dim()) = b.R0;
-  return R;
-}
-Eigen::Vector3d Engine::initial_position(int node) const {
-  if (node < 0) return Eigen::Vector3d::Zero();
-  return e3(node < points() ? model_.points[node].r0 : model_.bodies[node - points()].r0);
-}
-
-Engine::Engine(const Model& model) : model_(model) {
+Engine::Engine(const Model& model) : model_(model), nodes_(model) {
   install_handlers();
   SpanningTree tree;
   why_ = spanning_tree(model, tree);
   if (!why_.empty()) return;
-  for (int k : tree.cuts) {
-    const JointEdge& ed = tree.edges[k];
-    why_ = fmt::format(
-        "joint {} ({}) closes a loop: MuJoCo closes loops only with soft equality constraints (connect, weld; "
-        "solref/solimp), which the adapter does not map",
-        ed.name.empty() ? ed.e->name : ed.name, ed.e->kind());
-    return;
-  }
+  why_ = loop_refusal(tree,
+                      "MuJoCo closes loops only with soft equality constraints (connect, weld; solref/solimp), which "
+                      "the adapter does not map");
+  if (!why_.empty()) return;
   const std::string xml = mjcf(tree);
   if (!why_.empty()) return;
   // The MJCF text as a file of MuJoCo's virtual file system (mjVFS is 2 MB: on the heap).
@@ -141,7 +108,7 @@ Engine::Engine(const Model& model) : model_(model) {
   // Options that differ from MuJoCo's defaults (docs/engines.md): the model's gravity; contacts off
   // (no geometry: the models here have none). No constraint is left for the solver (no loops, no
   // limits, no contacts), so its warm start has nothing to carry.
-  const Eigen::Vector3d g = e3(model.gravity);
+  const Eigen::Vector3d g = in_3d(model.gravity);
   for (int k = 0; k < 3; ++k) m_->opt.gravity[k] = g[k];
   m_->opt.disableflags |= mjDSBL_CONTACT;
   d_.reset(mj_makeData(m_.get()));
@@ -193,15 +160,15 @@ std::string Engine::mjcf(const SpanningTree& tree) {
 std::string Engine::body(const SpanningTree& tree, const SpanningTree::Link& link, std::string& xml) const {
   const int c = link.node;
   const bool planar = model_.dim == 2;
-  const bool point_child = c < points();
-  const Eigen::Matrix3d R_GP = initial_rotation(link.parent), R_GB = initial_rotation(c);
-  const Eigen::Vector3d r_B = initial_position(c);
-  const Eigen::Vector3d pos = R_GP.transpose() * (r_B - initial_position(link.parent));
+  const bool point_child = c < nodes_.points();
+  const Eigen::Matrix3d R_GP = nodes_.rotation0(link.parent), R_GB = nodes_.rotation0(c);
+  const Eigen::Vector3d r_B = nodes_.position0(c);
+  const Eigen::Vector3d pos = R_GP.transpose() * (r_B - nodes_.position0(link.parent));
   const Eigen::Quaterniond quat(R_GP.transpose() * R_GB);
   // Joint anchors and axes are in the body's own frame.
   auto local_point = [&](const Eigen::Vector3d& o) -> Eigen::Vector3d { return R_GB.transpose() * (o - r_B); };
   auto local_axis = [&](const Eigen::Vector3d& a) -> Eigen::Vector3d { return R_GB.transpose() * a.normalized(); };
-  double inertia_scale = 1.0;  // m^2: a point's L^2 (kPointInertia)
+  double point_length = 1.0;  // m: a point's rod (its kPointInertia)
   std::string joints;
   auto joint = [&](const char* type, const Eigen::Vector3d& at, const Eigen::Vector3d& axis) {
     joints += fmt::format("<joint type=\"{}\" pos=\"{}\" axis=\"{}\"/>\n", type, vec(at), vec(axis));
@@ -217,61 +184,34 @@ std::string Engine::body(const SpanningTree& tree, const SpanningTree::Link& lin
       joints = "<freejoint/>\n";
     }
   } else {
-    const JointEdge& ed = tree.edges[link.edge];
-    const Anchor& pa = link.from_a ? *ed.joint.a : *ed.joint.b;
-    const Anchor& ca = link.from_a ? *ed.joint.b : *ed.joint.a;
-    const std::string name = ed.name.empty() ? ed.e->name : ed.name;
-    TreeJointType type = ed.hinge ? TreeJointType::kRevolute : ed.joint.type;
-    if (planar && type == TreeJointType::kSpherical) type = TreeJointType::kRevolute;  // a pin
-    if (point_child && (type == TreeJointType::kRevolute || type == TreeJointType::kSpherical))
-      return fmt::format("joint {} ({}) turns point mass {} about itself: a point has no inertia there; point masses "
-                         "hang from rods",
-                         name, ed.e->kind(), node_name(c));
-    switch (type) {
-      case TreeJointType::kRod: {
-        if (!point_child)
-          return fmt::format("rod {} holds rigid body {}: rods join point masses to their parents in the adapter", name,
-                             node_name(c));
-        // Planar: a hinge about the normal at the parent's end; spatial: a ball there (3 DOF: the
-        // spin about the rod has only the point's tiny inertia, and nothing drives it).
-        const Eigen::Vector3d o = local_point(initial_anchor_position(model_, pa));
+    EngineJoint j;
+    if (std::string why = engine_joint(model_, tree, link, "MuJoCo", j); !why.empty()) return why;
+    const Eigen::Vector3d at = local_point(j.pivot);
+    // A rod: planar, a hinge about the normal at the parent's end; spatial, a ball there (3 DOF: the
+    // spin about the rod has only the point's tiny inertia, and nothing drives it).
+    switch (j.type) {
+      case TreeJointType::kRod:
         if (planar)
-          joint("hinge", o, Eigen::Vector3d::UnitZ());
+          joint("hinge", at, Eigen::Vector3d::UnitZ());
         else
-          joints = fmt::format("<joint type=\"ball\" pos=\"{}\"/>\n", vec(o));
-        inertia_scale = ed.joint.length * ed.joint.length;
+          joints = fmt::format("<joint type=\"ball\" pos=\"{}\"/>\n", vec(at));
+        point_length = j.point_length;
         break;
-      }
-      case TreeJointType::kRevolute: {
-        Eigen::Vector3d axis = Eigen::Vector3d::UnitZ();
-        if (!planar) axis = ed.hinge ? ed.axis : e3(ed.joint.axis);
-        joint("hinge", local_point(initial_anchor_position(model_, ca)), local_axis(axis));
+      case TreeJointType::kRevolute:
+        joint("hinge", at, local_axis(j.axis));
         break;
-      }
       case TreeJointType::kSpherical:  // spatial only (planar: a hinge, above)
-        joints = fmt::format("<joint type=\"ball\" pos=\"{}\"/>\n", vec(local_point(initial_anchor_position(model_, ca))));
+        joints = fmt::format("<joint type=\"ball\" pos=\"{}\"/>\n", vec(at));
         break;
       case TreeJointType::kPrismatic:
-        joint("slide", local_point(initial_anchor_position(model_, ca)), local_axis(e3(ed.joint.axis)));
+        joint("slide", at, local_axis(j.axis));
         break;
-      case TreeJointType::kFixed:  // a body without a joint is welded to its parent
+      default:  // kFixed: a body without a joint is welded to its parent
         break;
-      default:
-        return fmt::format("joint {} ({}): {} joints are not mapped by the MuJoCo adapter", name, ed.e->kind(),
-                           to_string(ed.joint.type));
     }
   }
-  double mass;
-  Eigen::Vector3d I;
-  if (point_child) {
-    mass = model_.points[c].mass;
-    I = Eigen::Vector3d::Constant(kPointInertia * mass * inertia_scale);
-  } else {
-    const RigidBody& rb = model_.bodies[c - points()];
-    mass = rb.mass;
-    I = planar ? Eigen::Vector3d(rb.second_moments[1], rb.second_moments[0], rb.second_moments.sum())
-               : rb.principal_inertia();
-  }
+  const double mass = nodes_.mass(c);
+  const Eigen::Vector3d I = nodes_.inertia(c, point_length);
   xml += fmt::format("<body name=\"n{}\" pos=\"{}\" quat=\"{:.17g} {:.17g} {:.17g} {:.17g}\">\n", c, vec(pos), quat.w(),
                      quat.x(), quat.y(), quat.z());
   xml += fmt::format("<inertial pos=\"0 0 0\" mass=\"{:.17g}\" diaginertia=\"{}\"/>\n", mass, vec(I));
@@ -287,35 +227,28 @@ void Engine::initial_velocities() {
   mjModel* m = m_.get();
   mjData* d = d_.get();
   mj_resetData(m, d);
-  const int nv = m->nv, np = points(), nb = static_cast<int>(model_.bodies.size());
-  const int rows = 3 * np + 6 * nb;
-  Eigen::MatrixXd J(rows, nv);
-  Eigen::VectorXd V(rows), q(model_.nq()), v(model_.nq());
-  auto body_velocity = [&](int node, int part) {  // part 0: angular, 1: linear (world frame)
-    mjtNum res[6];
-    mj_objectVelocity(m, d, mjOBJ_BODY, body_id_[node], res, 0);
-    return Eigen::Vector3d(res[3 * part], res[3 * part + 1], res[3 * part + 2]);
-  };
   mj_kinematics(m, d);
   mj_comPos(m, d);
-  for (int k = 0; k < nv; ++k) {
-    mju_zero(d->qvel, nv);
+  auto set_unit = [m, d](int k) {
+    mju_zero(d->qvel, m->nv);
     d->qvel[k] = 1.0;
     mj_comVel(m, d);
-    for (int i = 0; i < np; ++i) J.block<3, 1>(3 * i, k) = body_velocity(i, 1);
-    for (int j = 0; j < nb; ++j) {
-      J.block<3, 1>(3 * np + 6 * j, k) = body_velocity(np + j, 0);
-      J.block<3, 1>(3 * np + 6 * j + 3, k) = body_velocity(np + j, 1);
-    }
-  }
-  for (int i = 0; i < np; ++i) V.segment<3>(3 * i) = e3(model_.points[i].v0);
-  for (int j = 0; j < nb; ++j) {
-    const RigidBody& rb = model_.bodies[j];
-    V.segment<3>(3 * np + 6 * j) = rb.omega0;
-    V.segment<3>(3 * np + 6 * j + 3) = e3(rb.v0);
-  }
-  qvel0_ = J.completeOrthogonalDecomposition().solve(V);
+  };
+  qvel0_ = fit_initial_velocities(model_, m->nv, set_unit, [this](int n, auto& r, auto& R, auto& w, auto& v) {
+    node_state(n, r, R, w, v);
+  });
   mj_resetData(m, d);
+}
+
+void Engine::node_state(int node, Eigen::Vector3d& r, Eigen::Matrix3d& R, Eigen::Vector3d& w,
+                        Eigen::Vector3d& v) const {
+  const int b = body_id_[node];
+  mjtNum vel[6];  // angular, then linear (world frame)
+  mj_objectVelocity(m_.get(), d_.get(), mjOBJ_BODY, b, vel, 0);
+  r = Eigen::Map<const Eigen::Vector3d>(d_->xpos + 3 * b);
+  R = Eigen::Map<const Eigen::Matrix<double, 3, 3, Eigen::RowMajor>>(d_->xmat + 9 * b);
+  w = Eigen::Map<const Eigen::Vector3d>(vel);
+  v = Eigen::Map<const Eigen::Vector3d>(vel + 3);
 }
 
 void Engine::natural_state(Eigen::VectorXd& q, Eigen::VectorXd& v) const {
@@ -324,34 +257,8 @@ void Engine::natural_state(Eigen::VectorXd& q, Eigen::VectorXd& v) const {
   mj_kinematics(m, d);
   mj_comPos(m, d);
   mj_comVel(m, d);
-  const int dim = model_.dim, np = points();
-  mjtNum vel[6];
-  for (int i = 0; i < np; ++i) {
-    const int b = body_id_[i];
-    mj_objectVelocity(m, d, mjOBJ_BODY, b, vel, 0);
-    for (int k = 0; k < dim; ++k) {
-      q[dim * i + k] = d->xpos[3 * b + k];
-      v[dim * i + k] = vel[3 + k];
-    }
-  }
-  for (int j = 0; j < static_cast<int>(model_.bodies.size()); ++j) {
-    const int b = body_id_[np + j], off = model_.body_offset(j);
-    const mjtNum* R = d->xmat + 9 * b;  // row-major: column c is the principal axis u_c
-    mj_objectVelocity(m, d, mjOBJ_BODY, b, vel, 0);
-    const Eigen::Vector3d w(vel[0], vel[1], vel[2]);
-    for (int k = 0; k < dim; ++k) {
-      q[off + k] = d->xpos[3 * b + k];
-      v[off + k] = vel[3 + k];
-    }
-    for (int c = 0; c < dim; ++c) {
-      const Eigen::Vector3d u(R[c], R[3 + c], R[6 + c]);
-      const Eigen::Vector3d ud = w.cross(u);  // u_c' = omega x u_c
-      for (int k = 0; k < dim; ++k) {
-        q[off + dim * (c + 1) + k] = u[k];
-        v[off + dim * (c + 1) + k] = ud[k];
-      }
-    }
-  }
+  write_natural_state(model_, [this](int n, auto& r, auto& R, auto& w, auto& vel) { node_state(n, r, R, w, vel); }, q,
+                      v);
 }
 
 int mj_integrator(Integrator kind) {
