@@ -100,6 +100,12 @@ TEST(Allocations, LinearizationAllocatesNothingAfterTheFirstCall) {
     lin->linearize();  // warm-up
     const long n = testing::allocations_during([&] { lin->linearize(); });
     RecordProperty(formulation->name(), std::to_string(n));
+    // An engine allocates inside its own calls (Simbody in realize; docs/engines.md): recorded, not
+    // held to zero, as its simulation rows. tests/test_mujoco.cpp holds mujoco's to zero.
+    if (formulation->origin() == FormulationOrigin::kEngine) {
+      std::printf("%s (engine) allocated %ld times in linearize()\n", formulation->name().c_str(), n);
+      continue;
+    }
     EXPECT_EQ(n, 0) << formulation->name() << " allocated " << n << " times in linearize()";
   }
   EXPECT_GE(linearizers, 5);

@@ -1,16 +1,23 @@
 // The Simbody adapter (formulations/simbody): closed-form motions within the integrators' error,
 // the state mapping's round trip (natural coordinates -> mobilizers -> natural coordinates), the
-// cases (no CPodes) and what the adapter refuses. Without libsimbody-dev, every model is
-// `unsupported` with "engine not built".
+// cases (no CPodes), what the adapter refuses, and the linearization from Simbody's M and
+// differences of its dynamics (closed-form spectra, a non-equilibrium refused, loops and force
+// elements unsupported). Without libsimbody-dev, every model is `unsupported` with "engine not built".
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 
 #include "core/formulation.hpp"
+#include "elements/spring_damper.hpp"
 #include "problem/problem.hpp"
 #include "run/crossings.hpp"
+#include "run/linearization_case.hpp"
+#include "support/linearization_text.hpp"
+#include "support/models.hpp"
 #include "support/monitor.hpp"
 #include "support/round_trip.hpp"
+#include "support/tree_models.hpp"
 
 namespace mbs {
 namespace {
@@ -187,9 +194,78 @@ score: {rule: {metric: max_energy_drift, below: 1.0e-6}, objective: cpu_time}
   EXPECT_NE(why.find("ball"), std::string::npos) << why;
 }
 
+// --- Linearization (M by calcM, K by centered differences of Simbody's udot) ---------------------
+
+// The error the linearization has by construction (formulations/simbody/simbody_model.cpp): K off by
+// its differences' truncation eps^2 / 6 and rounding u / eps relative (eps = 1e-5; u = 1e-15, a few
+// ulps of udot), and omega = sqrt(K / M) by half that: no step, no spurious coordinate.
+double difference_bound(double omega) {
+  const double eps = 1e-5, u = 1e-15;
+  return 0.5 * omega * (eps * eps / 6 + u / eps);
+}
+
+// The problem file's 3D pendulum: a LineOrientation (2 coordinates, 4 eigenvalues, no spin), +-i
+// sqrt(g/l) twice, all true, and the row passes the rule.
+TEST(SimbodyLinearization, Pendulum3dProblemWithinItsDifferencesError) {
+  MBS_NEED_SIMBODY();
+  const Problem p = problem("pendulum_3d_linearization");
+  ASSERT_EQ(simbody().linearization_unsupported_reason(p.model), "");
+  auto lin = simbody().create_linearizer(p.model);
+  const Linearization& r = lin->linearize();
+  SCOPED_TRACE(testing::dump(r));
+  ASSERT_EQ(r.eigenvalues.size(), 4u);
+  for (const Eigenvalue& e : r.eigenvalues) EXPECT_TRUE(e.is_true) << e.why;
+  const double error = eigenvalue_error(r.eigenvalues, exact_pendulum_eigenvalues(p));
+  EXPECT_LE(error, 2 * difference_bound(std::sqrt(9.81)));  // the norm-2 of 4 errors
+  std::printf("simbody on pendulum_3d_linearization: eigenvalue error (2-norm) %.3g\n", error);
+  // M = m L^2 I and K = m g L I in the two rotations normal to the rod.
+  ASSERT_EQ(r.terms.size(), 3u);
+  EXPECT_LE((r.terms[0].second - Eigen::Matrix2d::Identity()).norm(), 1e-14);
+  EXPECT_LE((r.terms[1].second - 9.81 * Eigen::Matrix2d::Identity()).norm(), 1e-8);
+  const CaseResult row = run_linearization_case(p, simbody(), false);
+  EXPECT_EQ(row.status, CaseStatus::kPass) << row.message;
+}
+
+// Two point masses on rods hanging along -y (spatial): omega^2 are the roots of
+//   m1 l1 l2 w^4 - (m1 + m2) g (l1 + l2) w^2 + (m1 + m2) g^2 = 0,
+// twice: 8 eigenvalues, all true, each within difference_bound of its omega.
+TEST(SimbodyLinearization, SpatialDoublePendulumClosedForm) {
+  MBS_NEED_SIMBODY();
+  testing::expect_double_pendulum(simbody(), 8, 8, difference_bound);
+}
+
+// Off the equilibrium by an angle a, |M udot| / (|Q| |R|) = sin(a) / sqrt(2): 30 degrees and 1e-6
+// rad throw, 1e-10 rad does not. A loop or a force element is unsupported, named.
+TEST(SimbodyLinearization, NotAnEquilibriumThrowsLoopsAndForcesUnsupported) {
+  MBS_NEED_SIMBODY();
+  testing::expect_equilibrium_checked(simbody());
+  const std::string loop = simbody().linearization_unsupported_reason(testing::four_bar());
+  EXPECT_NE(loop.find("closed loop"), std::string::npos) << loop;
+  Model sprung = testing::pendulum_3d();
+  auto spring = std::make_shared<SpringDamper>();
+  spring->name = "spring";
+  spring->a = testing::ground({0, 0, 0});
+  spring->b = testing::point(0);
+  spring->k = 10.0;
+  spring->rest_length = 1.0;
+  spring->bind(sprung);
+  sprung.elements.push_back(spring);
+  const std::string force = simbody().linearization_unsupported_reason(sprung);
+  EXPECT_NE(force.find("spring"), std::string::npos) << force;
+}
+
+TEST(SimbodyLinearization, Repeatable) {
+  MBS_NEED_SIMBODY();
+  auto lin = simbody().create_linearizer(problem("pendulum_3d_linearization").model);
+  const Linearization first = lin->linearize();  // a copy
+  testing::expect_identical(first, lin->linearize());
+}
+
 TEST(Simbody, EveryModelIsUnsupportedWhenTheEngineIsNotBuilt) {
   if (engine_built()) GTEST_SKIP() << "the adapter is built";
   EXPECT_NE(simbody().unsupported_reason(problem("andrews").model).find("engine not built"), std::string::npos);
+  EXPECT_NE(simbody().linearization_unsupported_reason(problem("pendulum_3d_linearization").model).find("engine not built"),
+            std::string::npos);
 }
 
 }  // namespace

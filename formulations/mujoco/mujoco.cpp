@@ -49,6 +49,11 @@ class Mujoco final : public Formulation {
     const Case& c = find_engine_case("mujoco", kCases, integrator, "step", setting);
     return mujoco::create_simulator(model, c.integrator, setting);
   }
+  // mjd_transitionFD about the initial configuration, for every model the adapter builds.
+  std::string linearization_unsupported_reason(const Model& model) const override { return unsupported_reason(model); }
+  std::unique_ptr<Linearizer> create_linearizer(const Model& model) const override {
+    return mujoco::create_linearizer(model);
+  }
 
  private:
   std::string structure_unsupported_reason(const Model& model) const override { return mujoco::unsupported_reason(model); }

@@ -17,5 +17,8 @@ enum class Integrator { kEuler, kRk4, kImplicit };
 std::string unsupported_reason(const Model& model);
 // Setup (the MuJoCo model and data, the initial velocities) for one model and nominal step h (s).
 std::unique_ptr<Simulator> create_simulator(const Model& model, Integrator integrator, double h);
+// Setup of the linearization about the initial configuration (mjd_transitionFD), for a model the
+// adapter builds.
+std::unique_ptr<Linearizer> create_linearizer(const Model& model);
 
 }  // namespace mbs::mujoco

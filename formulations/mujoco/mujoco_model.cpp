@@ -13,10 +13,14 @@
 #include <fmt/format.h>
 #include <mujoco/mujoco.h>
 
+#include <cmath>
+#include <complex>
 #include <cstring>
 #include <memory>
 
 #include "common/engine_model.hpp"
+#include "common/linear_modes.hpp"
+#include "common/root_order.hpp"
 #include "mujoco/mujoco_adapter.hpp"
 
 namespace mbs::mujoco {
@@ -54,6 +58,8 @@ class Engine {
   // Natural coordinates of d's state (qpos, qvel). Recomputes d's kinematics for it: mj_step leaves
   // them at the start of the step it took.
   void natural_state(Eigen::VectorXd& q, Eigen::VectorXd& v) const;
+  // MuJoCo's velocity coordinates joint by joint, named by the model's bodies (for a linearization).
+  std::string velocity_coordinates() const;
 
  private:
   std::string mjcf(const SpanningTree& tree);
@@ -261,6 +267,26 @@ void Engine::natural_state(Eigen::VectorXd& q, Eigen::VectorXd& v) const {
                       v);
 }
 
+std::string Engine::velocity_coordinates() const {
+  const mjModel* m = m_.get();
+  std::string out;
+  for (size_t n = 0; n < body_id_.size(); ++n) {
+    const int b = body_id_[n];
+    for (int j = m->body_jntadr[b]; j >= 0 && j < m->body_jntadr[b] + m->body_jntnum[b]; ++j) {
+      const char* what = "";
+      switch (m->jnt_type[j]) {
+        case mjJNT_FREE: what = "free: velocity and angular velocity"; break;
+        case mjJNT_BALL: what = "ball: rotation vector, in its frame"; break;
+        case mjJNT_SLIDE: what = "slide"; break;
+        case mjJNT_HINGE: what = "hinge: angle"; break;
+      }
+      out += fmt::format(" {} ({}, dof {});", nodes_.name(static_cast<int>(n)), what, m->jnt_dofadr[j]);
+    }
+  }
+  if (!out.empty()) out.pop_back();
+  return out;
+}
+
 int mj_integrator(Integrator kind) {
   switch (kind) {
     case Integrator::kEuler: return mjINT_EULER;
@@ -303,6 +329,175 @@ class MujocoSimulator final : public FixedStepSimulator {
   Integrator kind_;
 };
 
+// Linearization (pendulum_3d_linearization) by MuJoCo's mjd_transitionFD: A = d x+ / d x, the
+// centered-difference Jacobian of one mj_step about the initial configuration at rest, in MuJoCo's
+// tangent state x = [dqpos; qvel] (2 nv: a ball joint's rotation vector and angular velocity in its
+// body's frame, through mj_integratePos and mj_differentiatePos), and the eigenvalues mu of A turned
+// into continuous ones s.
+//
+// Integrator: semi-implicit Euler, v+ = v + h qacc(q, v), q+ = q (+) h v+. About an equilibrium at
+// rest the linearized motion is M y'' + K y = 0 (velocity terms are quadratic in v, and the adapter
+// maps no damper), on which a step gives y+ - 2 y + y- = -h^2 M^-1 K y: a mode of s^2 = -omega^2 has
+// mu + 1/mu - 2 = h^2 s^2, so s = (mu^1/2 - mu^-1/2) / h exactly (principal root; +-i omega when
+// |mu| = 1, a real pair for an unstable mode), at any h with |omega h| < 2. Not RK4: log(mu) / h
+// would be off by s^5 h^4 / 120, and MuJoCo 2.2.2's mjd_transitionFD differences RK4 wrongly (it
+// skips the position stage for its velocity perturbations, reusing what the last RK4 stage of the
+// previous perturbed step left in mjData: an O(h) error in s; docs/engines.md).
+//
+// Step and difference. Centered differences leave ~ omega^2 eps^2 / 6 in s (their truncation, the
+// cubic term of g/l sin); rounding is relative to the perturbations themselves (every joint's qpos0
+// is 0 or the identity quaternion), u eps, so it stays near u / h, and at most u / eps relative
+// where positions of order 1 cancel. eps = 1e-6 puts both near 1e-12 1/s, six decades below the
+// rule (1e-6 1/s); h = 1e-2 s (omega h = 0.03 on the pendulum) only has to keep |omega h| < 2. The
+// adapter's point inertia (kPointInertia) lowers omega by its half, 5e-10 relative.
+constexpr double kLinearizationStep = 1e-2;  // s
+constexpr double kLinearizationEps = 1e-6;   // of the tangent state (rad, m, rad/s, m/s)
+// Discrimination: a mode moves mass when x_q^* M x_q > kMassless |M|_F |x_q|^2 (x_q its position part,
+// M MuJoCo's joint-space mass matrix at q0). A point mass's spin about its rod carries only the
+// adapter's kPointInertia (1e-9 relative) and no stiffness: its eigenvalues sit at or near 0, and
+// fail by three decades; every other mode of a rod-and-body tree moves a mass of the model.
+constexpr double kMassless = 1e-6;
+constexpr const char* kWhyTrue = "true: moves mass";
+constexpr const char* kWhySpurious = "spurious: moves no mass (a point mass's spin about its rod)";
+constexpr const char* kWhyInfinite = "infinite: mu = 0";
+
+// A, its eigen-decomposition and M, sized at setup: Max = the fixed maximum size or Eigen::Dynamic.
+template <int Max>
+struct Transition {
+  using Mat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor, Max, Max>;
+  Transition(int n, int nv) : A(Mat::Zero(n, n)), M(Mat::Zero(nv, nv)), eig(n) {}
+  Mat A, M;
+  Eigen::EigenSolver<Mat> eig;
+};
+
+class MujocoLinearizer final : public Linearizer {
+ public:
+  explicit MujocoLinearizer(const Model& model) : engine_(std::make_unique<Engine>(model)) {
+    if (!engine_->why().empty()) throw SolverError(engine_->why());
+    mjModel* m = engine_->m();
+    mjData* d = engine_->d();
+    m->opt.integrator = mjINT_EULER;
+    m->opt.timestep = kLinearizationStep;
+    nv_ = m->nv;
+    n_ = 2 * nv_;
+    a_.assign(static_cast<size_t>(n_) * n_, 0.0);
+    if (n_ <= 2 * LinearModes::kSmall) small_ = std::make_unique<Transition<2 * LinearModes::kSmall>>(n_, nv_);
+    else dynamic_ = std::make_unique<Transition<Eigen::Dynamic>>(n_, nv_);
+    roots_.resize(n_);
+    // The scale of the generalized gravity force, as recursive's: |g| |J_m|_F with J_m = sum_k m_k
+    // J_k, J_k body k's centroid Jacobian at q0 (tau = -J_m^T g; off the equilibrium by an angle a,
+    // |tau| / scale ~ a).
+    mj_resetData(m, d);
+    mj_forward(m, d);
+    std::vector<mjtNum> jac(3 * static_cast<size_t>(nv_));
+    Eigen::MatrixXd Jm = Eigen::MatrixXd::Zero(3, nv_);
+    for (int b = 1; b < m->nbody; ++b) {
+      mj_jacBodyCom(m, d, jac.data(), nullptr, b);
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < nv_; ++c) Jm(r, c) += m->body_mass[b] * jac[r * nv_ + c];
+    }
+    scale_ = Eigen::Vector3d(m->opt.gravity[0], m->opt.gravity[1], m->opt.gravity[2]).norm() * Jm.norm();
+    lin_.coordinates = fmt::format(
+        "MuJoCo's tangent state [dqpos; qvel] (2 nv = {}), velocity coordinates:{}; s from the eigenvalues mu of "
+        "mjd_transitionFD's A (semi-implicit Euler, h = {:g} s, centered differences of {:g}) as s = (mu^1/2 - "
+        "mu^-1/2) / h, exact for that integrator on M y'' + K y = 0",
+        n_, engine_->velocity_coordinates(), kLinearizationStep, kLinearizationEps);
+    lin_.rule = fmt::format(
+        "true when its mode moves mass, x_q^* M x_q > {:g} |M|_F |x_q|^2 (x_q its position part, M MuJoCo's mass "
+        "matrix at q0): a point mass's spin about its rod, with the adapter's inertia {:g} m L^2 and no stiffness "
+        "(s ~ 0), is spurious",
+        kMassless, kPointInertia);
+    lin_.terms = {{"A", Eigen::MatrixXd::Zero(n_, n_)}, {"M", Eigen::MatrixXd::Zero(nv_, nv_)}};
+    lin_.eigenvalues.resize(n_);
+    for (Eigenvalue& e : lin_.eigenvalues) e.why.reserve(std::strlen(kWhySpurious));  // the longest: no allocation later
+  }
+
+  const Linearization& linearize() override { return small_ ? run(*small_) : run(*dynamic_); }
+
+ private:
+  struct Root {
+    std::complex<double> s;
+    double magnitude;
+    double mass;  // x_q^* M x_q / (|M|_F |x_q|^2)
+  };
+
+  template <class T>
+  const Linearization& run(T& t) {
+    mjModel* m = engine_->m();
+    mjData* d = engine_->d();
+    // From qpos0 (the initial configuration) at rest, whatever a previous call left in d: the state
+    // mjd_transitionFD reads, set directly (mj_resetData would also clear mjData's whole stack, 10 MB
+    // here, ten times the linearization's own time).
+    mju_copy(d->qpos, m->qpos0, m->nq);
+    mju_zero(d->qvel, nv_);
+    mju_zero(d->qacc_warmstart, nv_);
+    mju_zero(d->act, m->na);
+    mju_zero(d->ctrl, m->nu);
+    d->time = 0.0;
+    for (mjWarningStat& w : d->warning) w = mjWarningStat{};
+    mj_forward(m, d);
+    double tau2 = 0.0;
+    for (int k = 0; k < nv_; ++k) tau2 += std::pow(d->qfrc_bias[k] - d->qfrc_passive[k], 2);
+    const double residual = scale_ > 0.0 ? std::sqrt(tau2) / scale_ : std::sqrt(tau2);
+    if (!(residual <= NaturalEquilibrium::kEquilibriumTol))
+      throw SolverError(fmt::format(
+          "mujoco: the initial configuration is not a static equilibrium (|tau| = {:.3g} |g| |J_m| > {:g} |g| |J_m|)",
+          residual, NaturalEquilibrium::kEquilibriumTol));
+    mj_fullM(m, a_.data(), d->qM);  // row-major, symmetric
+    for (int r = 0; r < nv_; ++r)
+      for (int c = 0; c < nv_; ++c) t.M(r, c) = a_[r * nv_ + c];
+    mjd_transitionFD(m, d, kLinearizationEps, 1, a_.data(), nullptr, nullptr, nullptr);
+    if (d->warning[mjWARN_BADQPOS].number + d->warning[mjWARN_BADQVEL].number + d->warning[mjWARN_BADQACC].number > 0)
+      throw SolverError("mujoco: a perturbed step of mjd_transitionFD became non-finite (MuJoCo reset it)");
+    for (int r = 0; r < n_; ++r)
+      for (int c = 0; c < n_; ++c) t.A(r, c) = a_[r * n_ + c];  // row-major
+    t.eig.compute(t.A, true);
+    if (t.eig.info() != Eigen::Success) throw SolverError("mujoco: the eigenvalues of A did not converge");
+    const auto& mu = t.eig.eigenvalues();
+    const auto& V = t.eig.pseudoEigenvectors();  // a complex pair's vector is col(k) + i col(k + 1)
+    const double M_norm = t.M.norm();
+    for (int k = 0; k < n_; ++k) {
+      const bool pair = mu[k].imag() != 0.0;
+      double energy = 0.0, norm2 = 0.0;
+      for (int part = 0; part < (pair ? 2 : 1); ++part) {
+        const int col = k + part;
+        for (int r = 0; r < nv_; ++r) {
+          norm2 += V(r, col) * V(r, col);
+          for (int c = 0; c < nv_; ++c) energy += V(r, col) * t.M(r, c) * V(c, col);
+        }
+      }
+      const double mass = norm2 > 0.0 && M_norm > 0.0 ? energy / (M_norm * norm2) : 0.0;
+      for (int part = 0; part < (pair ? 2 : 1); ++part) {
+        const std::complex<double> root = std::sqrt(mu[k + part]);
+        const std::complex<double> s = (root - 1.0 / root) / kLinearizationStep;
+        roots_[k + part] = {s, std::abs(s), mass};
+      }
+      if (pair) ++k;
+    }
+    sort_by_magnitude(roots_);
+    for (int i = 0; i < n_; ++i) {
+      Eigenvalue& e = lin_.eigenvalues[i];
+      const Root& r = roots_[i];
+      e.s = r.s;
+      e.finite = std::isfinite(r.s.real()) && std::isfinite(r.s.imag());
+      e.is_true = e.finite && r.mass > kMassless;
+      e.why = !e.finite ? kWhyInfinite : e.is_true ? kWhyTrue : kWhySpurious;
+    }
+    lin_.terms[0].second = t.A;
+    lin_.terms[1].second = t.M;
+    return lin_;
+  }
+
+  std::unique_ptr<Engine> engine_;
+  int nv_ = 0, n_ = 0;
+  double scale_ = 0.0;
+  std::vector<mjtNum> a_;  // A (n x n) or M (nv x nv), row-major, as MuJoCo writes them
+  std::unique_ptr<Transition<2 * LinearModes::kSmall>> small_;
+  std::unique_ptr<Transition<Eigen::Dynamic>> dynamic_;
+  std::vector<Root> roots_;
+  Linearization lin_;
+};
+
 }  // namespace
 
 std::string unsupported_reason(const Model& model) {
@@ -316,5 +511,7 @@ std::string unsupported_reason(const Model& model) {
 std::unique_ptr<Simulator> create_simulator(const Model& model, Integrator integrator, double h) {
   return std::make_unique<MujocoSimulator>(model, integrator, h);
 }
+
+std::unique_ptr<Linearizer> create_linearizer(const Model& model) { return std::make_unique<MujocoLinearizer>(model); }
 
 }  // namespace mbs::mujoco

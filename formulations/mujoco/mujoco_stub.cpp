@@ -13,4 +13,6 @@ std::unique_ptr<Simulator> create_simulator(const Model& /*model*/, Integrator /
   throw SolverError(kNotBuilt);
 }
 
+std::unique_ptr<Linearizer> create_linearizer(const Model& /*model*/) { throw SolverError(kNotBuilt); }
+
 }  // namespace mbs::mujoco

@@ -48,6 +48,7 @@
 #include <complex>
 
 #include "common/linear_modes.hpp"
+#include "common/root_order.hpp"
 #include "core/formulation.hpp"
 
 namespace mbs::recursive {
@@ -232,20 +233,7 @@ class RecursiveLinearizer final : public Linearizer {
       roots_[2 * k] = {stable ? std::complex<double>(0.0, -r) : std::complex<double>(-r, 0.0), r};
       roots_[2 * k + 1] = {stable ? std::complex<double>(0.0, r) : std::complex<double>(r, 0.0), r};
     }
-    // By |s|, ties (to 1e-9) by imaginary then real part: LinearModes' order. Insertion sort, stable
-    // and without allocation, on 2 n entries.
-    auto less = [](const Root& a, const Root& b) {
-      const double tol = 1e-9 * std::max(a.magnitude, b.magnitude);
-      if (std::abs(a.magnitude - b.magnitude) > tol) return a.magnitude < b.magnitude;
-      if (std::abs(a.s.imag() - b.s.imag()) > tol) return a.s.imag() < b.s.imag();
-      return a.s.real() < b.s.real() - tol;
-    };
-    for (int i = 1; i < 2 * n_; ++i) {
-      const Root v = roots_[i];
-      int j = i - 1;
-      for (; j >= 0 && less(v, roots_[j]); --j) roots_[j + 1] = roots_[j];
-      roots_[j + 1] = v;
-    }
+    sort_by_magnitude(roots_);
     for (int i = 0; i < 2 * n_; ++i) {
       Eigenvalue& e = lin_.eigenvalues[i];
       e.s = roots_[i].s;

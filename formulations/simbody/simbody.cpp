@@ -51,6 +51,13 @@ class Simbody final : public Formulation {
     const Case& c = find_engine_case("simbody", kCases, integrator, "accuracy", setting);
     return simbody::create_simulator(model, c.integrator, setting);
   }
+  std::string linearization_unsupported_reason(const Model& model) const override {
+    if (std::string why = unsupported_reason(model); !why.empty()) return why;
+    return simbody::linearization_unsupported_reason(model);
+  }
+  std::unique_ptr<Linearizer> create_linearizer(const Model& model) const override {
+    return simbody::create_linearizer(model);
+  }
 
  private:
   std::string structure_unsupported_reason(const Model& model) const override { return simbody::unsupported_reason(model); }

@@ -22,5 +22,9 @@ enum class Integrator { kMerson, kFeldberg, kRk3, kVerlet, kSemiExplicitEuler2 }
 std::string unsupported_reason(const Model& model);
 // Setup (the Simbody system, its initial state and the integrator) for one model and accuracy.
 std::unique_ptr<Simulator> create_simulator(const Model& model, Integrator integrator, double accuracy);
+// Linearization about the initial configuration (Simbody's M and differences of its dynamics): empty
+// when the adapter linearizes this model (a tree, gravity the only load), otherwise why not.
+std::string linearization_unsupported_reason(const Model& model);
+std::unique_ptr<Linearizer> create_linearizer(const Model& model);
 
 }  // namespace mbs::simbody

@@ -19,6 +19,8 @@
 #include <memory>
 
 #include "common/joint_graph.hpp"
+#include "common/linear_modes.hpp"
+#include "core/natural_coordinates.hpp"
 #include "simbody/simbody_adapter.hpp"
 
 namespace mbs::simbody {
@@ -67,6 +69,7 @@ class Engine {
   const std::string& why() const { return why_; }  // non-empty: the model is unsupported, and why
   const Model& model() const { return model_; }
   const SimTK::MultibodySystem& system() const { return system_; }
+  const SimTK::SimbodyMatterSubsystem& matter() const { return matter_; }
   const SimTK::State& initial_state() const { return initial_; }
   // Natural coordinates of a state realized to Position (q) and Velocity (v, when asked).
   void natural_state(const SimTK::State& s, Eigen::VectorXd& q, Eigen::VectorXd* v) const;
@@ -439,6 +442,131 @@ class SimbodySimulator final : public Simulator {
   std::unique_ptr<SimTK::Integrator> integ_;  // ... destroyed after it
 };
 
+// Linearization (pendulum_3d_linearization) from Simbody's system matrices about the initial state at
+// rest: M by SimbodyMatterSubsystem::calcM, and the stiffness by centered differences of Simbody's
+// own forward dynamics (realize to Acceleration with u = 0), Simbody 3.7 offering no linearization
+// of the dynamics itself. Coordinates: tangent increments delta of the mobilities, q = q0 + N(q0)
+// delta (a spatial rod's LineOrientation: 2 rotations normal to the rod, no spin; quaternions
+// unnormalized by O(delta^2), which centered differences cancel). About an equilibrium at rest
+// udot = -M^-1 K delta, so K = -M dudot/ddelta; its antisymmetric part is a component of the gravity
+// moment the joints transmit, zero at an equilibrium (as recursive's), and K is symmetrized. The
+// differences' error, ~ g eps^2 / 6 (truncation) + u g / eps (rounding, u ~ 1e-16) in K, balances
+// at eps = 1e-5 near 1e-10 relative, far below the rule. Eigenvalues and their judgement:
+// LinearModes (formulations/common/linear_modes.hpp) on M y'' + K y = 0, with R = dq/dy, the natural
+// coordinates' velocities of each unit mobility from Simbody's state.
+constexpr double kDifferenceStep = 1e-5;  // rad or m of a mobility
+
+class SimbodyLinearizer final : public Linearizer {
+ public:
+  explicit SimbodyLinearizer(const Model& model)
+      : engine_(std::make_unique<Engine>(model)),
+        nat_(model),
+        n_(built(*engine_).initial_state().getNU()),
+        modes_(n_, 0, model.nq(), 0, false),
+        s_(engine_->initial_state()),
+        q0_(s_.getQ()),
+        e_(n_, 0.0),
+        dq_(s_.getNQ(), 0.0),
+        Nq_(n_),
+        udot_plus_(n_),
+        J_(n_, n_),
+        tau_(n_),
+        q_nat_(model.nq()),
+        v_nat_(model.nq()) {
+    lin_.coordinates = fmt::format(
+        "Simbody's mobilities as tangent increments delta of q0, q = q0 + N(q0) delta ({} coordinates; a spatial "
+        "rod's LineOrientation: 2 rotations normal to the rod, no spin); M by calcM, K = -M dudot/ddelta by centered "
+        "differences ({:g}) of Simbody's forward dynamics, symmetrized",
+        n_, kDifferenceStep);
+    lin_.rule = modes_.rule();
+    lin_.terms = {{"M", modes_.M}, {"K", modes_.K}, {"R = dq/dy", modes_.R}};
+    modes_.prepare(lin_.eigenvalues);
+  }
+
+  const Linearization& linearize() override {
+    try {
+      return run();
+    } catch (const SolverError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw SolverError(fmt::format("simbody: {}", e.what()));
+    }
+  }
+
+ private:
+  static const Engine& built(const Engine& engine) {
+    if (!engine.why().empty()) throw SolverError(engine.why());
+    return engine;
+  }
+
+  const Linearization& run() {
+    const SimTK::MultibodySystem& system = engine_->system();
+    const SimTK::SimbodyMatterSubsystem& matter = engine_->matter();
+    // The initial configuration at rest, whatever a previous call left in s_.
+    s_.updQ() = q0_;
+    s_.updU() = 0.0;
+    system.realize(s_, SimTK::Stage::Acceleration);
+    matter.calcM(s_, M_);
+    for (int r = 0; r < n_; ++r)
+      for (int c = 0; c < n_; ++c) modes_.M(r, c) = M_(r, c);
+    // R: the natural coordinates' velocities of each unit mobility; N(q0) for the increments.
+    for (int j = 0; j < n_; ++j) {
+      e_ = 0.0;
+      e_[j] = 1.0;
+      s_.updU() = e_;
+      system.realize(s_, SimTK::Stage::Velocity);
+      engine_->natural_state(s_, q_nat_, &v_nat_);
+      modes_.R.col(j) = v_nat_;
+      matter.multiplyByN(s_, false, e_, dq_);
+      Nq_[j] = dq_;
+    }
+    // Equilibrium: the generalized force M udot at rest against |Q| |R| (minimal's measure).
+    s_.updU() = 0.0;
+    system.realize(s_, SimTK::Stage::Acceleration);
+    for (int r = 0; r < n_; ++r) {
+      tau_[r] = 0.0;
+      for (int c = 0; c < n_; ++c) tau_[r] += modes_.M(r, c) * s_.getUDot()[c];
+    }
+    const double scale = nat_.Q().norm() * modes_.R.norm();
+    const double residual = scale > 0.0 ? tau_.norm() / scale : tau_.norm();
+    if (!(residual <= NaturalEquilibrium::kEquilibriumTol))
+      throw SolverError(fmt::format(
+          "simbody: the initial configuration is not a static equilibrium (|M udot| = {:.3g} |Q| |R| > {:g} |Q| |R|)",
+          residual, NaturalEquilibrium::kEquilibriumTol));
+    for (int j = 0; j < n_; ++j) {
+      for (const double sign : {1.0, -1.0}) {
+        s_.updQ() = q0_ + (sign * kDifferenceStep) * Nq_[j];
+        system.realize(s_, SimTK::Stage::Acceleration);
+        const SimTK::Vector& udot = s_.getUDot();
+        if (sign > 0.0) udot_plus_ = udot;
+        else
+          for (int r = 0; r < n_; ++r) J_(r, j) = (udot_plus_[r] - udot[r]) / (2.0 * kDifferenceStep);
+      }
+    }
+    modes_.K.noalias() = -modes_.M * J_;
+    modes_.K = 0.5 * (modes_.K + modes_.K.transpose()).eval();
+    s_.updQ() = q0_;
+    modes_.compute(lin_.eigenvalues);
+    lin_.terms[0].second = modes_.M;
+    lin_.terms[1].second = modes_.K;
+    lin_.terms[2].second = modes_.R;
+    return lin_;
+  }
+
+  std::unique_ptr<Engine> engine_;
+  NaturalCoordinates nat_;
+  int n_;
+  LinearModes modes_;
+  SimTK::State s_;
+  SimTK::Vector q0_, e_, dq_;
+  std::vector<SimTK::Vector> Nq_;  // N(q0) e_j per mobility j
+  SimTK::Vector udot_plus_;
+  SimTK::Matrix M_;
+  Eigen::MatrixXd J_;
+  Eigen::VectorXd tau_, q_nat_, v_nat_;
+  Linearization lin_;
+};
+
 }  // namespace
 
 std::string unsupported_reason(const Model& model) {
@@ -452,6 +580,32 @@ std::string unsupported_reason(const Model& model) {
 std::unique_ptr<Simulator> create_simulator(const Model& model, Integrator integrator, double accuracy) {
   try {
     return std::make_unique<SimbodySimulator>(model, integrator, accuracy);
+  } catch (const SolverError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw SolverError(fmt::format("Simbody rejected the model: {}", e.what()));
+  }
+}
+
+std::string linearization_unsupported_reason(const Model& model) {
+  for (const auto& e : model.elements)
+    if (e->role() != ElementRole::kJoint)
+      return fmt::format("element {} ({}): gravity is the only load linearized, {} elements are not", e->name, e->kind(),
+                         to_string(e->role()));
+  try {
+    const Engine engine(model);
+    if (!engine.why().empty()) return engine.why();
+    if (engine.matter().getNumConstraints() > 0)
+      return "a closed loop (Simbody constraints): the linearization takes trees, where M is the mobilities' own";
+  } catch (const std::exception& e) {
+    return fmt::format("Simbody rejected the model: {}", e.what());
+  }
+  return "";
+}
+
+std::unique_ptr<Linearizer> create_linearizer(const Model& model) {
+  try {
+    return std::make_unique<SimbodyLinearizer>(model);
   } catch (const SolverError&) {
     throw;
   } catch (const std::exception& e) {

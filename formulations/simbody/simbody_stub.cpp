@@ -13,4 +13,8 @@ std::unique_ptr<Simulator> create_simulator(const Model& /*model*/, Integrator /
   throw SolverError(kNotBuilt);
 }
 
+std::string linearization_unsupported_reason(const Model& /*model*/) { return kNotBuilt; }
+
+std::unique_ptr<Linearizer> create_linearizer(const Model& /*model*/) { throw SolverError(kNotBuilt); }
+
 }  // namespace mbs::simbody
