@@ -329,7 +329,7 @@ class MujocoSimulator final : public FixedStepSimulator {
   Integrator kind_;
 };
 
-// Linearization (pendulum_3d_linearization) by MuJoCo's mjd_transitionFD: A = d x+ / d x, the
+// Linearization about a static equilibrium by MuJoCo's mjd_transitionFD: A = d x+ / d x, the
 // centered-difference Jacobian of one mj_step about the initial configuration at rest, in MuJoCo's
 // tangent state x = [dqpos; qvel] (2 nv: a ball joint's rotation vector and angular velocity in its
 // body's frame, through mj_integratePos and mj_differentiatePos), and the eigenvalues mu of A turned

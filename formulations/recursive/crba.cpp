@@ -79,7 +79,6 @@ inline __attribute__((always_inline)) void crba_pins_body(const SpatialTree& tre
       w.X += wp.X;
       w.Y += wp.Y;
     }
-    ws.pin_s[i] = B[i].sigma;
     ws.pin_sx[i] = B[i].sigma * w.X;
     ws.pin_sy[i] = B[i].sigma * w.Y;
     w.a0 = a0;
@@ -95,7 +94,7 @@ inline __attribute__((always_inline)) void crba_pins_body(const SpatialTree& tre
   // ancestor joint j, whose moment gains cx t_x + cy t_y summed over the path, (X_i - X_j, Y_i - Y_j):
   // every entry on its own, none waiting for the one below it.
   MassMatrix& H = ws.H;
-  const double* __restrict s = ws.pin_s.data();
+  const double* __restrict s = tree.pin_sigma.data();
   const double* __restrict sx = ws.pin_sx.data();
   const double* __restrict sy = ws.pin_sy.data();
   for (int i = n - 1; i >= 0; --i) {

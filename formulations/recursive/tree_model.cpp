@@ -76,12 +76,13 @@ void detect_planar(SpatialTree& tree) {
   }
   if (!tree.pins) return;
   tree.pin_bodies.resize(tree.bodies.size());
+  tree.pin_sigma.resize(tree.bodies.size());
   for (size_t i = 0; i < tree.bodies.size(); ++i) {
     const PlanarBody& pb = tree.planar_bodies[i];
     PinBody& k = tree.pin_bodies[i];
     k.parent = pb.parent;
     k.q = pb.qi;
-    k.sigma = pb.S(0, 0);
+    k.sigma = tree.pin_sigma[i] = pb.S(0, 0);
     k.px = pb.p[0];
     k.py = pb.p[1];
     k.a = pb.I(0, 0);
@@ -460,7 +461,6 @@ TreeWorkspace::TreeWorkspace(const SpatialTree& tree, bool with_mass_matrix) {
   }
   if (tree.pins) {
     pins.resize(n);
-    pin_s.assign(n, 0.0);
     pin_sx.assign(n, 0.0);
     pin_sy.assign(n, 0.0);
   }

@@ -112,6 +112,7 @@ struct SpatialTree {
   // Every joint of the planar tree a pin (1 DOF about +-n): aba() takes aba_planar_pins.
   bool pins = false;
   std::vector<PinBody> pin_bodies;  // parallel to bodies when pins
+  std::vector<double> pin_sigma;    // their sigma, contiguous: CRBA's rows of H are vector loops over it
   // The joints left out of the tree because they close a loop (loop_closure.hpp): those the problem
   // file names (Model::cut_joints), then in the order the growth met them a joint joining two bodies
   // already placed. The model's own: it must outlive the tree.
@@ -182,9 +183,9 @@ struct TreeWorkspace {
     double X = 0.0, Y = 0.0;                  // CRBA: t summed from the root, so t's sum over a path is a difference
   };
   std::vector<Pin> pins;              // sized when the tree's joints are all pins
-  // CRBA's pin path on a chain: sigma, sigma X and sigma Y of each body in arrays of their own, so
-  // that a row of H is one vector loop (sized with pins).
-  std::vector<double> pin_s, pin_sx, pin_sy;
+  // CRBA's pin path: sigma X and sigma Y of each body in arrays of their own, so that a row of H is
+  // one vector loop (sized with pins; sigma itself is the tree's pin_sigma).
+  std::vector<double> pin_sx, pin_sy;
 };
 
 // External forces on the tree bodies at one state (force elements: body_forces), in the frames each

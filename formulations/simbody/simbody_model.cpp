@@ -442,7 +442,7 @@ class SimbodySimulator final : public Simulator {
   std::unique_ptr<SimTK::Integrator> integ_;  // ... destroyed after it
 };
 
-// Linearization (pendulum_3d_linearization) from Simbody's system matrices about the initial state at
+// Linearization from Simbody's system matrices about the initial state (a static equilibrium) at
 // rest: M by SimbodyMatterSubsystem::calcM, and the stiffness by centered differences of Simbody's
 // own forward dynamics (realize to Acceleration with u = 0), Simbody 3.7 offering no linearization
 // of the dynamics itself. Coordinates: tangent increments delta of the mobilities, q = q0 + N(q0)

@@ -39,8 +39,8 @@ bool bench_problem(const Problem& problem, const CaseList& cases, const BenchOpt
       for (const CaseResult& r : run.rows) done = done || r.formulation == f->name();
       if (!done) {
         progress.update("linearizing");
-        // Not mark_control: the row belongs to the formulation, not to the integrator that happens to
-        // come first (mujoco's first, euler, is a control for simulations).
+        // Not mark_control: the row belongs to the formulation, not to whichever integrator comes
+        // first (an engine's first may be a first-order control for simulations).
         run.rows.push_back(run_linearization_case(problem, *f, options.cases.timed, options.cases.timeout_s));
         any_failed = any_failed || failed(run.rows.back());
       }
