@@ -136,7 +136,8 @@ TEST(MujocoLinearization, NotAnEquilibriumThrows) {
 // differences on mjData's own stack).
 TEST(MujocoLinearization, RepeatableAndAllocatesNothing) {
   MBS_NEED_MUJOCO();
-  auto lin = mujoco().create_linearizer(testing::problem_file("pendulum_3d_linearization").model);
+  const Problem p = testing::problem_file("pendulum_3d_linearization");  // outlives the linearizer
+  auto lin = mujoco().create_linearizer(p.model);
   const Linearization first = lin->linearize();  // a copy
   testing::expect_identical(first, lin->linearize());
   if (testing::allocation_counting_supported()) {

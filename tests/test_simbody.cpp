@@ -256,7 +256,8 @@ TEST(SimbodyLinearization, NotAnEquilibriumThrowsLoopsAndForcesUnsupported) {
 
 TEST(SimbodyLinearization, Repeatable) {
   MBS_NEED_SIMBODY();
-  auto lin = simbody().create_linearizer(problem("pendulum_3d_linearization").model);
+  const Problem p = problem("pendulum_3d_linearization");  // outlives the linearizer
+  auto lin = simbody().create_linearizer(p.model);
   const Linearization first = lin->linearize();  // a copy
   testing::expect_identical(first, lin->linearize());
 }

@@ -178,7 +178,8 @@ class Formulation {
   virtual std::string linearization_unsupported_reason(const Model& /*model*/) const {
     return "no linearization implemented for " + name();
   }
-  // Setup of a linearizer for the model (called only when the reason above is empty).
+  // Setup of a linearizer for the model (called only when the reason above is empty). The model
+  // must outlive the linearizer, as a simulator.
   virtual std::unique_ptr<Linearizer> create_linearizer(const Model& /*model*/) const { return nullptr; }
 
  private:

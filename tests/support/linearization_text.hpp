@@ -78,7 +78,8 @@ inline void expect_double_pendulum(const Formulation& f, size_t n_all, int n_tru
 inline void expect_equilibrium_checked(const Formulation& f) {
   for (const double angle : {30.0 * M_PI / 180.0, 1e-6, 1e-10}) {
     SCOPED_TRACE(angle);
-    auto lin = f.create_linearizer(pendulum_3d(Eigen::Vector3d(std::sin(angle), 0.0, -std::cos(angle))));
+    const Model model = pendulum_3d(Eigen::Vector3d(std::sin(angle), 0.0, -std::cos(angle)));  // outlives lin
+    auto lin = f.create_linearizer(model);
     if (angle > 1e-8) EXPECT_THROW(lin->linearize(), SolverError);
     else EXPECT_NO_THROW(lin->linearize());
   }
