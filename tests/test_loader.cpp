@@ -2,13 +2,16 @@
 // rejected with "file:line:column: what is wrong".
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <regex>
+#include <vector>
 
 #include "core/natural_coordinates.hpp"
 #include "elements/rod.hpp"
 #include "problem/problem.hpp"
 #include "problem/reference_kinds.hpp"
+#include "problem/yaml_document.hpp"
 #include "references/simple_pendulum.hpp"
 #include "support/load_error.hpp"
 
@@ -101,7 +104,71 @@ TEST(Loader, ProblemKeyIgnoresCommentsLayoutTitleAndSource) {
 
 TEST(Loader, YamlSyntaxErrorHasPosition) {
   EXPECT_EQ(error_of("name: p\nbodies: [1, 2\n"),
-            "bad.yaml:3:1: YAML syntax error: end of sequence flow not found");
+            "bad.yaml:3:1: YAML syntax error: did not find expected ',' or ']' (while parsing a flow sequence from 2:9)");
+}
+
+// The reader's YAML tree (libyaml's events): what yaml-cpp gave the readers, plus the errors a
+// node graph let through.
+TEST(YamlDocument, ReadsScalarsSequencesMapsAndPositions) {
+  const yaml::Document doc("a: 1.5\nb: [x, {c: ~}]\nd:\n  - 2\n  - e: yes\n");
+  const yaml::Node root = doc.root();
+  ASSERT_TRUE(root.IsMap());
+  EXPECT_EQ(root.size(), 3u);
+  EXPECT_EQ(root["a"].Scalar(), "1.5");
+  EXPECT_EQ(root["a"].mark().line, 0);
+  EXPECT_EQ(root["a"].mark().column, 3);
+  EXPECT_FALSE(root["z"]);
+  EXPECT_TRUE(root["z"].mark().is_null());
+  EXPECT_TRUE(root["b"].IsSequence());
+  EXPECT_EQ(root["b"][0].Scalar(), "x");
+  EXPECT_TRUE(root["b"][1]["c"].IsNull());
+  EXPECT_FALSE(root["b"][1]["c"].IsScalar());
+  EXPECT_FALSE(root["b"][2]);
+  EXPECT_EQ(root["d"][1]["e"].mark().line, 4);
+  std::vector<std::string> keys;
+  for (const auto& kv : root) keys.emplace_back(kv.first.scalar_view());
+  EXPECT_EQ(keys, (std::vector<std::string>{"a", "b", "d"}));
+  int items = 0;
+  for (const yaml::Node& n : root["d"]) items += n ? 1 : 0;
+  EXPECT_EQ(items, 2);
+  EXPECT_TRUE(yaml::Document("").root().IsNull());
+  EXPECT_EQ(yaml::Document("a: &p [1, 2]\nb: *p\n").root()["b"][1].Scalar(), "2");
+}
+
+TEST(YamlDocument, RejectsDuplicateAndComplexKeysAndUnknownAliases) {
+  auto message = [](const std::string& text) {
+    try {
+      yaml::Document d(text);
+    } catch (const yaml::ParseError& e) {
+      return std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) + " " + e.what();
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(message("a: 1\nb: 2\na: 3\n"), "3:1 duplicate key 'a' in a mapping");
+  std::string large;
+  for (int k = 0; k < 40; ++k) large += "k" + std::to_string(k) + ": 0\n";
+  EXPECT_EQ(message(large + "k7: 1\n"), "41:1 duplicate key 'k7' in a mapping");
+  EXPECT_EQ(message("[1, 2]: 3\n"), "1:1 a mapping key must be a plain value");
+  EXPECT_EQ(message("a: *nowhere\n"), "1:4 alias *nowhere names no anchor before it");
+  EXPECT_EQ(error_of("name: p\nname: q\n"), "bad.yaml:2:1: YAML syntax error: duplicate key 'name' in a mapping");
+}
+
+TEST(YamlDocument, NumbersAndFlagsAsYamlCppConvertedThem) {
+  double x = 0.0;
+  for (const auto& [text, value] : std::vector<std::pair<std::string, double>>{
+           {"1.5", 1.5}, {"-2", -2.0}, {"+3e2", 300.0}, {".5", 0.5}, {"5.", 5.0}, {"1E-3", 1e-3}, {"7  ", 7.0}}) {
+    EXPECT_TRUE(yaml::to_double(text, x)) << text;
+    EXPECT_EQ(x, value) << text;
+  }
+  EXPECT_TRUE(yaml::to_double(".inf", x) && std::isinf(x) && x > 0);
+  EXPECT_TRUE(yaml::to_double("-.Inf", x) && std::isinf(x) && x < 0);
+  EXPECT_TRUE(yaml::to_double(".NaN", x) && std::isnan(x));
+  for (const std::string bad : {"", " 1", "1e999", "heavy", "1.5m", "+-1", "--1", "+", "-", "0x10", "1,5"})
+    EXPECT_FALSE(yaml::to_double(bad, x)) << bad;
+  bool b = false;
+  for (const std::string t : {"true", "True", "TRUE", "yes", "y", "on", "ON"}) EXPECT_TRUE(yaml::to_bool(t, b) && b) << t;
+  for (const std::string f : {"false", "No", "n", "off", "OFF"}) EXPECT_TRUE(yaml::to_bool(f, b) && !b) << f;
+  for (const std::string bad : {"tRue", "1", "", "yess"}) EXPECT_FALSE(yaml::to_bool(bad, b)) << bad;
 }
 
 TEST(Loader, UnknownKeySuggestsTheNearestKnownOne) {

@@ -13,6 +13,7 @@
 #include "core/formulation.hpp"
 #include "problem/problem.hpp"
 #include "run/bench_case.hpp"
+#include "run/watchdog.hpp"
 
 namespace mbs {
 namespace {
@@ -123,6 +124,27 @@ TEST(Timeout, LargeChainUnderProjectionEndsAtTheBudget) {
   EXPECT_EQ(r.case_name(), "projection/rk4");
   EXPECT_EQ(r.status, CaseStatus::kError);
   EXPECT_NE(r.message.find("timed out in tuning after 2"), std::string::npos) << r.message;
+}
+
+// Reading a problem file is under the budget too (bench ends with exit 1 naming the file): a
+// 100,000-link chain takes seconds to read, far more than 10 ms.
+TEST(Timeout, BoundsReadingAProblemFile) {
+  const fs::path dir = fs::temp_directory_path() / ("mbs_timeout_load_" + std::to_string(::getpid()));
+  const fs::path file = write_chain(100000, dir);
+  std::string message;
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    const Watchdog watchdog(0.01);
+    try {
+      load_problem(file.string());
+    } catch (const Cancelled& e) {
+      message = e.what();
+    }
+  }
+  const double elapsed = seconds_since(t0);
+  fs::remove_all(dir);
+  EXPECT_NE(message.find("cancelled in parsing the problem file"), std::string::npos) << message << " after " << elapsed << " s";
+  EXPECT_FALSE(cancellation_requested());
 }
 
 TEST(Timeout, IndependentRowsOfALargeChainAreAllItsRows) {

@@ -11,9 +11,11 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <unistd.h>
 #include <spdlog/spdlog.h>
 
+#include "core/cancellation.hpp"
 #include "core/formulation.hpp"
 #include "problem/element_kinds.hpp"
 #include "problem/problem.hpp"
@@ -28,6 +30,7 @@
 #include "run/children.hpp"
 #include "run/reference_setup.hpp"
 #include "run/sweep.hpp"
+#include "run/watchdog.hpp"
 
 namespace fs = std::filesystem;
 using namespace mbs;
@@ -252,6 +255,11 @@ Summary check_baseline(const Options& o, const std::vector<Problem>& problems) {
   return base;
 }
 
+// A problem file not read within --timeout: not bad input, a run that failed (exit 1).
+struct LoadTimedOut : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 Session load_session(const Options& o) {
   Session s;
   std::vector<std::string> files;
@@ -265,7 +273,14 @@ Session load_session(const Options& o) {
       throw std::invalid_argument(fmt::format("unknown problem '{}'; known: {}", o.problem, fmt::join(problem_names(o.problems_dir), ", ")));
     files.push_back(f.string());
   }
-  for (const std::string& f : files) s.problems.push_back(load_problem(f, LoadOptions{o.project_initial_state}));
+  for (const std::string& f : files) {
+    const Watchdog watchdog(o.timeout);  // --timeout bounds reading a file too
+    try {
+      s.problems.push_back(load_problem(f, LoadOptions{o.project_initial_state}));
+    } catch (const Cancelled&) {
+      throw LoadTimedOut(fmt::format("{}: reading the problem took more than --timeout {:g} s; nothing was run", f, o.timeout));
+    }
+  }
   s.cases = select_cases(o.formulation);
   if (!o.compare.empty()) s.baseline = check_baseline(o, s.problems);
   // References that give positions in time, before anything is timed: a converged one is read from
@@ -529,6 +544,9 @@ int main(int argc, char** argv) {
   try {
     check_options(o);
     session = load_session(o);
+  } catch (const LoadTimedOut& e) {
+    std::cerr << "bench: " << e.what() << "\n";
+    return kExitCaseFailed;
   } catch (const std::exception& e) {
     std::cerr << "bench: " << e.what() << "\n";
     return kExitBadInput;

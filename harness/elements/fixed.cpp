@@ -13,7 +13,7 @@ void FixedJoint::add_rows(const Model& model, std::vector<ConstraintRow>& rows) 
 
 namespace {
 
-std::shared_ptr<Element> read_fixed(const ReadContext& ctx, const YAML::Node& j, const std::string& name) {
+std::shared_ptr<Element> read_fixed(const ReadContext& ctx, const yaml::Node& j, const std::string& name) {
   const Reader& rd = ctx.rd;
   rd.expect_map(j, "a fixed joint", {"name", "kind", "a", "b", "at"});
   auto f = std::make_shared<FixedJoint>();

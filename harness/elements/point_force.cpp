@@ -5,7 +5,7 @@
 namespace mbs {
 namespace {
 
-std::shared_ptr<Element> read_force(const ReadContext& ctx, const YAML::Node& f, const std::string& name) {
+std::shared_ptr<Element> read_force(const ReadContext& ctx, const yaml::Node& f, const std::string& name) {
   const Reader& rd = ctx.rd;
   rd.expect_map(f, "a force", {"name", "kind", "at", "force"});
   auto p = std::make_shared<PointForce>();

@@ -21,7 +21,7 @@ void PrismaticJoint::add_rows(const Model& model, std::vector<ConstraintRow>& ro
 
 namespace {
 
-std::shared_ptr<Element> read_prismatic(const ReadContext& ctx, const YAML::Node& j, const std::string& name) {
+std::shared_ptr<Element> read_prismatic(const ReadContext& ctx, const yaml::Node& j, const std::string& name) {
   const Reader& rd = ctx.rd;
   rd.expect_map(j, "a prismatic joint", {"name", "kind", "a", "b", "at", "axis"});
   auto p = std::make_shared<PrismaticJoint>();

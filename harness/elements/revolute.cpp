@@ -22,7 +22,7 @@ void RevoluteJoint::add_rows(const Model& model, std::vector<ConstraintRow>& row
 
 namespace {
 
-std::shared_ptr<Element> read_revolute(const ReadContext& ctx, const YAML::Node& j, const std::string& name) {
+std::shared_ptr<Element> read_revolute(const ReadContext& ctx, const yaml::Node& j, const std::string& name) {
   const Reader& rd = ctx.rd;
   rd.expect_map(j, "a revolute joint", {"name", "kind", "a", "b", "at", "axis"});
   auto r = std::make_shared<RevoluteJoint>();

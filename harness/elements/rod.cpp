@@ -18,7 +18,7 @@ void Rod::add_rows(const Model& model, std::vector<ConstraintRow>& rows) const {
 
 namespace {
 
-std::shared_ptr<Element> read_rod(const ReadContext& ctx, const YAML::Node& j, const std::string& name) {
+std::shared_ptr<Element> read_rod(const ReadContext& ctx, const yaml::Node& j, const std::string& name) {
   const Reader& rd = ctx.rd;
   rd.expect_map(j, "a rod", {"name", "kind", "a", "b", "length"});
   auto rod = std::make_shared<Rod>();

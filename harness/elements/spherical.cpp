@@ -11,7 +11,7 @@ void SphericalJoint::add_rows(const Model& model, std::vector<ConstraintRow>& ro
 
 namespace {
 
-std::shared_ptr<Element> read_spherical(const ReadContext& ctx, const YAML::Node& j, const std::string& name) {
+std::shared_ptr<Element> read_spherical(const ReadContext& ctx, const yaml::Node& j, const std::string& name) {
   ctx.rd.expect_map(j, "a spherical joint", {"name", "kind", "a", "b", "at"});
   auto s = std::make_shared<SphericalJoint>();
   s->name = name;

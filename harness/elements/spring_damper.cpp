@@ -51,7 +51,7 @@ double SpringDamper::potential_energy(const Model& /*model*/, const Eigen::Ref<c
 
 namespace {
 
-std::shared_ptr<Element> read_spring_damper(const ReadContext& ctx, const YAML::Node& f, const std::string& name) {
+std::shared_ptr<Element> read_spring_damper(const ReadContext& ctx, const yaml::Node& f, const std::string& name) {
   const Reader& rd = ctx.rd;
   rd.expect_map(f, "a spring_damper", {"name", "kind", "a", "b", "stiffness", "damping", "rest_length"});
   auto s = std::make_shared<SpringDamper>();

@@ -36,19 +36,19 @@ double Torque::potential_energy(const Model& model, const Eigen::Ref<const Eigen
 
 namespace {
 
-std::shared_ptr<Element> read_torque(const ReadContext& ctx, const YAML::Node& f, const std::string& name) {
+std::shared_ptr<Element> read_torque(const ReadContext& ctx, const yaml::Node& f, const std::string& name) {
   const Reader& rd = ctx.rd;
   rd.expect_map(f, "a torque", {"name", "kind", "body", "torque"});
   auto t = std::make_shared<Torque>();
   t->name = name;
   t->mark = ctx.mark(f);
-  const YAML::Node b = rd.required(f, "body", "force " + name);
+  const yaml::Node b = rd.required(f, "body", "force " + name);
   const std::string body = rd.text(b, "body of " + name);
   t->body = ctx.find_body(body);
   if (t->body < 0)
     rd.fail(b, fmt::format("force {} names rigid body '{}', which is not defined{}", name, body,
                            ctx.find_point(body) != kNoPoint ? " (a point mass takes no torque)" : ""));
-  const YAML::Node tn = rd.required(f, "torque", "force " + name + " (N m)");
+  const yaml::Node tn = rd.required(f, "torque", "force " + name + " (N m)");
   t->planar = ctx.model.dim == 2;
   if (t->planar) {
     if (!tn.IsScalar()) rd.fail(tn, fmt::format("torque of {} is one number in a planar model (N m, about e1 x e2)", name));

@@ -22,7 +22,7 @@ struct ElementKindInfo {
   std::string summary;  // one line for --list and the docs
   // Reads and validates one entry (a mapping whose `name` and `kind` are already read) against
   // the model read so far; fails through ctx.rd with file:line:col.
-  std::function<std::shared_ptr<Element>(const ReadContext& ctx, const YAML::Node& node, const std::string& name)> read;
+  std::function<std::shared_ptr<Element>(const ReadContext& ctx, const yaml::Node& node, const std::string& name)> read;
 };
 
 // The YAML section of a role: "joints", "forces" or "contacts".

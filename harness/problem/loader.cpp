@@ -5,10 +5,12 @@
 #include <cstdint>
 #include <fmt/format.h>
 #include <fstream>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <unordered_set>
 
+#include "core/cancellation.hpp"
 #include "core/initial_state.hpp"
 #include "core/natural_coordinates.hpp"
 #include "problem/problem.hpp"
@@ -34,8 +36,8 @@ std::string known_metric_names() {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
-void read_space(const Reader& rd, const YAML::Node& root, Model& model) {
-  const YAML::Node space = rd.required(root, "space", "the problem");
+void read_space(const Reader& rd, const yaml::Node& root, Model& model) {
+  const yaml::Node space = rd.required(root, "space", "the problem");
   const std::string s = rd.text(space, "space");
   if (s == "spatial") {
     model.dim = 3;
@@ -47,7 +49,7 @@ void read_space(const Reader& rd, const YAML::Node& root, Model& model) {
   model.dim = 2;
   model.basis.resize(3, 2);
   model.basis << 1, 0, 0, 1, 0, 0;  // default: the x-y plane
-  if (const YAML::Node plane = root["plane"]) {
+  if (const yaml::Node plane = root["plane"]) {
     rd.expect_map(plane, "plane", {"origin", "e1", "e2"});
     if (plane["origin"]) model.origin = rd.vec3(plane["origin"], "plane.origin");
     const Eigen::Vector3d e1 = rd.vec3(rd.required(plane, "e1", "plane"), "plane.e1");
@@ -66,7 +68,7 @@ constexpr double kMaxDensity = 1e5;
 
 // A rigid body, planar or spatial, by `mass` + `inertia` or `shape` + `density`, with named points
 // and attached point masses folded in exactly (mass, centroid, inertia, principal axes).
-void read_rigid_body(const Reader& rd, const Frame& frame, const YAML::Node& b, const std::string& name, Model& model) {
+void read_rigid_body(const Reader& rd, const Frame& frame, const yaml::Node& b, const std::string& name, Model& model) {
   rd.expect_map(b, "a rigid body", {"name", "kind", "mass", "inertia", "shape", "density", "position", "orientation", "velocity",
                                     "angular_velocity", "points", "point_masses"});
   const int dim = model.dim;
@@ -76,12 +78,12 @@ void read_rigid_body(const Reader& rd, const Frame& frame, const YAML::Node& b, 
   Eigen::Matrix3d I = Eigen::Matrix3d::Zero();  // central inertia tensor of the body itself, body frame (planar: I(2,2))
   if (b["shape"] || b["density"]) {
     if (b["mass"] || b["inertia"]) rd.fail(b["mass"] ? b["mass"] : b["inertia"], fmt::format("body {}: give either shape and density, or mass and inertia", name));
-    const YAML::Node shape = rd.required(b, "shape", "body " + name);
+    const yaml::Node shape = rd.required(b, "shape", "body " + name);
     rd.expect_map(shape, "shape of " + name, {"box"});
     const Eigen::Vector3d size = rd.vec3(rd.required(shape, "box", "shape of " + name), "box of " + name);
     for (int a = 0; a < 3; ++a)
       if (!(size[a] > 0.0)) rd.fail(shape["box"], fmt::format("box edges of {} must be positive, got {}", name, size[a]));
-    const YAML::Node density = rd.required(b, "density", "body " + name);
+    const yaml::Node density = rd.required(b, "density", "body " + name);
     const double rho = rd.positive(density, "density of " + name);
     if (rho > kMaxDensity)
       rd.fail(density, fmt::format("density of {} is {} kg/m^3, denser than any material (osmium: 22.6e3); the unit is kg/m^3",
@@ -94,7 +96,7 @@ void read_rigid_body(const Reader& rd, const Frame& frame, const YAML::Node& b, 
                                  m, s2[0], s2[1], s2[2]));
   } else {
     m = rd.positive(rd.required(b, "mass", "body " + name + " (kg; or shape and density)"), "mass of " + name);
-    const YAML::Node in = rd.required(b, "inertia", "body " + name + " (kg m^2, about the centroid)");
+    const yaml::Node in = rd.required(b, "inertia", "body " + name + " (kg m^2, about the centroid)");
     if (dim == 2) {
       if (!in.IsScalar()) rd.fail(in, fmt::format("inertia of {} is one number in a planar model (kg m^2, about the centroid)", name));
       I(2, 2) = rd.positive(in, "inertia of " + name);
@@ -116,9 +118,9 @@ void read_rigid_body(const Reader& rd, const Frame& frame, const YAML::Node& b, 
   }
   // Attached point masses (e.g. flyballs), and the composite centroid c in the body frame.
   std::vector<std::pair<double, Eigen::VectorXd>> masses;
-  if (const YAML::Node pm = b["point_masses"]) {
+  if (const yaml::Node pm = b["point_masses"]) {
     if (!pm.IsSequence()) rd.fail(pm, fmt::format("point_masses of {} must be a list of {{mass, at}}", name));
-    for (const YAML::Node& n : pm) {
+    for (const yaml::Node& n : pm) {
       rd.expect_map(n, "a point mass of " + name, {"mass", "at"});
       const double mi = rd.positive(rd.required(n, "mass", "point mass of " + name), "point mass of " + name);
       masses.emplace_back(mi, rd.body_vector(rd.required(n, "at", "point mass of " + name), "'at' of a point mass of " + name, dim));
@@ -166,10 +168,10 @@ void read_rigid_body(const Reader& rd, const Frame& frame, const YAML::Node& b, 
                            "section, or model it as a rod between point masses", name));
   double extent = std::sqrt(3.0 * body.second_moments.sum() / M);  // a box's half diagonal
   for (const auto& [mi, p] : masses) extent = std::max(extent, (p - body.frame_centroid).norm());
-  if (const YAML::Node pts = b["points"]) {
+  if (const yaml::Node pts = b["points"]) {
     if (!pts.IsMap()) rd.fail(pts, fmt::format("points of {} must be a mapping NAME: [x, y, z] (body frame, m)", name));
     for (const auto& kv : pts) {
-      const std::string pname = kv.first.as<std::string>();
+      const std::string pname(kv.first.scalar_view());
       if (pname.empty() || pname.find('.') != std::string::npos) rd.fail(kv.first, fmt::format("point name '{}' of {} must be non-empty, without '.'", pname, name));
       if (body.find_point(pname) >= 0) rd.fail(kv.first, fmt::format("duplicate point '{}' of {}", pname, name));
       const Eigen::VectorXd p = rd.body_vector(kv.second, fmt::format("point {}.{}", name, pname), dim);
@@ -184,7 +186,7 @@ void read_rigid_body(const Reader& rd, const Frame& frame, const YAML::Node& b, 
   // Initial state of the body frame (origin, orientation, velocity, angular velocity).
   const Eigen::VectorXd origin = frame.point(rd.required(b, "position", "body " + name), "position of " + name);
   Eigen::MatrixXd R = Eigen::MatrixXd::Identity(dim, dim);  // body frame axes in the local frame
-  if (const YAML::Node o = b["orientation"]) {
+  if (const yaml::Node o = b["orientation"]) {
     if (dim == 2) {
       rd.expect_map(o, "orientation of " + name, {"angle_deg"});
       const double a = rd.number(rd.required(o, "angle_deg", "orientation of " + name), "orientation angle of " + name) * M_PI / 180.0;
@@ -198,7 +200,7 @@ void read_rigid_body(const Reader& rd, const Frame& frame, const YAML::Node& b, 
     }
   }
   const Eigen::VectorXd v = b["velocity"] ? frame.direction(b["velocity"], "velocity of " + name) : Eigen::VectorXd::Zero(dim);
-  if (const YAML::Node w = b["angular_velocity"]) {
+  if (const yaml::Node w = b["angular_velocity"]) {
     if (dim == 2) {
       if (!w.IsScalar()) rd.fail(w, fmt::format("angular_velocity of {} is one number in a planar model (rad/s, about e1 x e2)", name));
       body.omega0 = Eigen::Vector3d(0.0, 0.0, rd.number(w, "angular velocity of " + name));
@@ -215,11 +217,16 @@ void read_rigid_body(const Reader& rd, const Frame& frame, const YAML::Node& b, 
   model.bodies.push_back(std::move(body));
 }
 
-void read_bodies(const Reader& rd, const Frame& frame, const YAML::Node& root, Model& model, std::vector<YAML::Node>& body_nodes,
+// Entries read between two looks at --timeout's budget (a few ms of work).
+constexpr size_t kCancellationStride = 4096;
+
+void read_bodies(const Reader& rd, const Frame& frame, const yaml::Node& root, Model& model, std::vector<yaml::Node>& body_nodes,
                  ModelNames& names) {
-  const YAML::Node bodies = rd.required(root, "bodies", "the problem");
+  const yaml::Node bodies = rd.required(root, "bodies", "the problem");
   if (!bodies.IsSequence() || bodies.size() == 0) rd.fail(bodies, "bodies must be a non-empty list");
-  for (const YAML::Node& b : bodies) {
+  size_t count = 0;
+  for (const yaml::Node& b : bodies) {
+    if (++count % kCancellationStride == 0) throw_if_cancelled("loading the problem's bodies");
     if (!b.IsMap()) rd.fail(b, "a body must be a mapping");
     const std::string name = rd.text(rd.required(b, "name", "a body"), "body name");
     if (name == "ground") rd.fail(b["name"], "'ground' is reserved and cannot name a body");
@@ -247,18 +254,20 @@ void read_bodies(const Reader& rd, const Frame& frame, const YAML::Node& root, M
 // Every entry of the section of `role` (joints, forces, contacts), read by its registered kind.
 // `bodies`: the loader's index of the bodies; `names`: the element names read so far, in every
 // section (they are unique across sections).
-void read_elements(const Reader& rd, const Frame& frame, const YAML::Node& root, Model& model, ElementRole role,
+void read_elements(const Reader& rd, const Frame& frame, const yaml::Node& root, Model& model, ElementRole role,
                    const ModelNames& bodies, std::unordered_set<std::string>& names) {
   const char* section = section_of(role);
   const char* word = role == ElementRole::kJoint ? "joint" : role == ElementRole::kForce ? "force" : "contact";
-  const YAML::Node list = root[section];
+  const yaml::Node list = root[section];
   if (!list) return;
   if (!list.IsSequence()) rd.fail(list, fmt::format("{} must be a list", section));
-  for (const YAML::Node& n : list) {
+  size_t count = 0;
+  for (const yaml::Node& n : list) {
+    if (++count % kCancellationStride == 0) throw_if_cancelled("loading the problem's elements");
     if (!n.IsMap()) rd.fail(n, fmt::format("a {} must be a mapping", word));
     const std::string name = rd.text(rd.required(n, "name", fmt::format("a {}", word)), fmt::format("{} name", word));
     if (!names.insert(name).second) rd.fail(n["name"], fmt::format("duplicate element name '{}'", name));
-    const YAML::Node kn = rd.required(n, "kind", fmt::format("{} {}", word, name));
+    const yaml::Node kn = rd.required(n, "kind", fmt::format("{} {}", word, name));
     const std::string kind = rd.text(kn, fmt::format("{} kind", word));
     const ElementKindInfo* info = ElementKinds::instance().find(role, kind);
     if (!info) {
@@ -275,14 +284,14 @@ void read_elements(const Reader& rd, const Frame& frame, const YAML::Node& root,
 // a joint with a tree-joint description, named once, and close a loop: its two ends still joined
 // by the joints that are not cut (union-find over the bodies, the ground one node), or cutting it
 // would split the mechanism.
-void read_cut_joints(const Reader& rd, const YAML::Node& root, Model& model) {
-  const YAML::Node list = root["cut_joints"];
+void read_cut_joints(const Reader& rd, const yaml::Node& root, Model& model) {
+  const yaml::Node list = root["cut_joints"];
   if (!list) return;
   if (!list.IsSequence()) rd.fail(list, "cut_joints must be a list of joint names");
   const int np = static_cast<int>(model.points.size()), ne = static_cast<int>(model.elements.size());
   std::vector<char> cut(ne, 0);
-  std::vector<YAML::Node> nodes;
-  for (const YAML::Node& n : list) {
+  std::vector<yaml::Node> nodes;
+  for (const yaml::Node& n : list) {
     const std::string name = rd.text(n, "a cut joint");
     int k = 0;
     while (k < ne && model.elements[k]->name != name) ++k;
@@ -325,7 +334,7 @@ void read_cut_joints(const Reader& rd, const YAML::Node& root, Model& model) {
 // Checks the initial state against the constraints at position and velocity level; projects it
 // when asked (core/initial_state.hpp) and checks again, else fails at the first violated joint with
 // the violation.
-void check_initial_state(const Reader& rd, const std::vector<YAML::Node>& body_nodes, Model& model, bool project) {
+void check_initial_state(const Reader& rd, const std::vector<yaml::Node>& body_nodes, Model& model, bool project) {
   if (model.nc() == 0) return;
   const NaturalCoordinates nat(model);
   Eigen::VectorXd q = model.initial_q(), v = model.initial_v(), phi(model.nc()), phi_v(model.nc());
@@ -377,11 +386,11 @@ void check_initial_state(const Reader& rd, const std::vector<YAML::Node>& body_n
 
 // score and reference of a linearization problem: the rule is on the eigenvalue error, against
 // the linearized pendulum's exact spectrum.
-Problem read_analysis_score(const Reader& rd, const YAML::Node& root, Problem p) {
+Problem read_analysis_score(const Reader& rd, const yaml::Node& root, Problem p) {
   const Frame frame{rd, p.model};  // p was moved in: a frame on the caller's model would dangle
-  const YAML::Node score = rd.required(root, "score", "the problem");
+  const yaml::Node score = rd.required(root, "score", "the problem");
   rd.expect_map(score, "score", {"rule", "objective"});
-  const YAML::Node rule = rd.required(score, "rule", "score");
+  const yaml::Node rule = rd.required(score, "rule", "score");
   rd.expect_map(rule, "score.rule", {"metric", "below"});
   const std::string metric = rd.text(rd.required(rule, "metric", "score.rule"), "score.rule.metric");
   if (metric != name(Metric::kEigenvalueError))
@@ -390,7 +399,7 @@ Problem read_analysis_score(const Reader& rd, const YAML::Node& root, Problem p)
   p.rule.below = rd.positive(rd.required(rule, "below", "score.rule"), "score.rule.below");
   p.objective = score["objective"] ? rd.text(score["objective"], "score.objective") : "cpu_time";
   if (p.objective != "cpu_time") rd.fail(score["objective"], fmt::format("unknown objective '{}' (known: cpu_time)", p.objective));
-  const YAML::Node ref = rd.required(root, "reference", "the problem");
+  const yaml::Node ref = rd.required(root, "reference", "the problem");
   if (!ref.IsMap()) rd.fail(ref, "reference must be a mapping");
   const std::string kind = rd.text(rd.required(ref, "kind", "reference"), "reference.kind");
   const ReferenceKindInfo* info = ReferenceKinds::instance().find(kind);
@@ -404,8 +413,11 @@ Problem read_analysis_score(const Reader& rd, const YAML::Node& root, Problem p)
 
 }  // namespace
 
-Combo measured_point(const Reader& rd, const YAML::Node& n, const Model& model, const std::string& what) {
-  const std::string s = rd.text(n, what);
+Combo measured_point(const Reader& rd, const yaml::Node& n, const Model& model, const std::string& what) {
+  return measured_point(rd, rd.text(n, what), n, model, what);
+}
+
+Combo measured_point(const Reader& rd, const std::string& s, const yaml::Node& n, const Model& model, const std::string& what) {
   Combo d = model.combo();
   const size_t dot = s.find('.');
   if (dot != std::string::npos) {
@@ -438,24 +450,32 @@ std::string fnv1a_hex(const std::string& text) {
   return fmt::format("{:016x}", h);
 }
 
+// yaml-cpp's canonical dump, which the stored references' keys were made with; a text only libyaml
+// reads is keyed on its bytes.
 std::string problem_key(const Problem& problem) {
-  YAML::Node root = YAML::Load(problem.text);  // parsed once already: cannot fail
-  if (root.IsMap()) {
-    root.remove("title");
-    root.remove("source");
+  try {
+    YAML::Node root = YAML::Load(problem.text);
+    if (root.IsMap()) {
+      root.remove("title");
+      root.remove("source");
+    }
+    return fnv1a_hex(YAML::Dump(root));
+  } catch (const YAML::Exception&) {
+    return "text-" + fnv1a_hex(problem.text);
   }
-  return fnv1a_hex(YAML::Dump(root));
 }
 
 Problem load_problem_text(const std::string& yaml_text, const std::string& file_name, const LoadOptions& options) {
   Reader rd(file_name);
-  YAML::Node root;
+  std::unique_ptr<const yaml::Document> doc;
   try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::ParserException& e) {
-    throw ProblemError(fmt::format("{}:{}:{}: YAML syntax error: {}", file_name, e.mark.line + 1, e.mark.column + 1, e.msg));
+    doc = std::make_unique<const yaml::Document>(yaml_text);
+  } catch (const yaml::ParseError& e) {
+    if (e.mark.is_null()) throw ProblemError(fmt::format("{}: YAML syntax error: {}", file_name, e.what()));
+    throw ProblemError(fmt::format("{}:{}:{}: YAML syntax error: {}", file_name, e.mark.line + 1, e.mark.column + 1, e.what()));
   }
-  try {
+  const yaml::Node root = doc->root();
+  {
     rd.expect_map(root, "the problem file",
                   {"name", "title", "source", "space", "plane", "gravity", "bodies", "joints", "cut_joints", "forces", "contacts", "analysis",
                    "run", "score", "reference"});
@@ -470,7 +490,7 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
     read_space(rd, root, model);
     const Frame frame{rd, model};
     model.gravity = frame.direction(rd.required(root, "gravity", "the problem"), "gravity");
-    std::vector<YAML::Node> body_nodes;
+    std::vector<yaml::Node> body_nodes;
     ModelNames names;
     read_bodies(rd, frame, root, model, body_nodes, names);
     std::unordered_set<std::string> element_names;
@@ -480,12 +500,12 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
     read_elements(rd, frame, root, model, ElementRole::kContact, names, element_names);
     read_cut_joints(rd, root, model);
 
-    if (const YAML::Node an = root["analysis"]) {
+    if (const yaml::Node an = root["analysis"]) {
       rd.expect_map(an, "analysis", {"kind", "repetitions"});
       Analysis a;
       a.kind = rd.text(rd.required(an, "kind", "analysis"), "analysis.kind");
       if (a.kind != "linearization") rd.fail(an["kind"], fmt::format("unknown analysis kind '{}' (known: linearization)", a.kind));
-      if (const YAML::Node r = an["repetitions"]) {
+      if (const yaml::Node r = an["repetitions"]) {
         const double n = rd.positive(r, "analysis.repetitions");
         if (n != std::floor(n) || n > 1e8) rd.fail(r, "analysis.repetitions must be a whole number up to 1e8");
         a.repetitions = static_cast<int>(n);
@@ -494,15 +514,15 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
       if (model.has_role(ElementRole::kContact)) rd.fail(root["contacts"], "linearization does not apply to contacts");
       p.analysis = a;
       p.history_name = model.points.empty() ? model.bodies[0].name : model.points[0].name;
-      p.history_point = measured_point(rd, YAML::Node(p.history_name), model, "run.history_point");
+      p.history_point = measured_point(rd, p.history_name, yaml::Node(), model, "run.history_point");
       return read_analysis_score(rd, root, std::move(p));
     }
-    const YAML::Node run = rd.required(root, "run", "the problem");
+    const yaml::Node run = rd.required(root, "run", "the problem");
     rd.expect_map(run, "run", {"end_time", "output_interval", "history_point", "also_history_points", "final_angles"});
-    if (const YAML::Node fa = run["final_angles"]) {
+    if (const yaml::Node fa = run["final_angles"]) {
       if (!fa.IsSequence()) rd.fail(fa, "run.final_angles must be a list of {name, body, relative_to, initial, published}");
       if (model.dim != 2) rd.fail(fa, "run.final_angles are for planar problems (an angle about the plane's normal)");
-      for (const YAML::Node& n : fa) {
+      for (const yaml::Node& n : fa) {
         rd.expect_map(n, "a final angle", {"name", "body", "relative_to", "initial", "published"});
         FinalAngle a;
         a.name = rd.text(rd.required(n, "name", "a final angle"), "final angle name");
@@ -532,19 +552,19 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
       rd.fail(run["output_interval"], "run.output_interval must be at least 1e-7 of run.end_time (at most 1e7 history rows)");
     // Default: the first point mass, else the first rigid body's centroid.
     p.history_name = model.points.empty() ? model.bodies[0].name : model.points[0].name;
-    p.history_point = measured_point(rd, YAML::Node(p.history_name), model, "run.history_point");
-    if (const YAML::Node hp = run["history_point"]) {
+    p.history_point = measured_point(rd, p.history_name, yaml::Node(), model, "run.history_point");
+    if (const yaml::Node hp = run["history_point"]) {
       p.history_name = rd.text(hp, "run.history_point");
       p.history_point = measured_point(rd, hp, model, "run.history_point");
     }
-    if (const YAML::Node more = run["also_history_points"]) {
+    if (const yaml::Node more = run["also_history_points"]) {
       if (!more.IsSequence()) rd.fail(more, "run.also_history_points must be a list of body names");
-      for (const YAML::Node& n : more)
+      for (const yaml::Node& n : more)
         p.extra_history_points.emplace_back(rd.text(n, "run.also_history_points"), measured_point(rd, n, model, "run.also_history_points"));
     }
-    const YAML::Node score = rd.required(root, "score", "the problem");
+    const yaml::Node score = rd.required(root, "score", "the problem");
     rd.expect_map(score, "score", {"rule", "objective", "published_step", "checks", "energy_datum", "angular_momentum_about", "report"});
-    if (const YAML::Node am = score["angular_momentum_about"]) {
+    if (const yaml::Node am = score["angular_momentum_about"]) {
       rd.expect_map(am, "score.angular_momentum_about", {"point", "axis"});
       if (model.dim != 3) rd.fail(am, "score.angular_momentum_about is for spatial problems (a planar one conserves it about the plane normal only)");
       Problem::MomentumAxis m;
@@ -554,9 +574,9 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
       m.axis = a.normalized();
       p.momentum_axis = m;
     }
-    if (const YAML::Node rep = score["report"]) {
+    if (const yaml::Node rep = score["report"]) {
       if (!rep.IsSequence()) rd.fail(rep, "score.report must be a list of metrics");
-      for (const YAML::Node& n : rep) {
+      for (const yaml::Node& n : rep) {
         const std::string text = rd.text(n, "score.report");
         const std::optional<Metric> m = known_metric(text);
         if (!m) rd.fail(n, fmt::format("score.report: '{}' is not a metric (known: {})", text, known_metric_names()));
@@ -566,7 +586,7 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
       }
     }
     if (score["energy_datum"]) p.energy_datum = rd.number(score["energy_datum"], "score.energy_datum");
-    const YAML::Node rule = rd.required(score, "rule", "score");
+    const yaml::Node rule = rd.required(score, "rule", "score");
     rd.expect_map(rule, "score.rule", {"metric", "below", "checks_within"});
     const std::string metric = rd.text(rd.required(rule, "metric", "score.rule"), "score.rule.metric");
     if (rule["checks_within"]) {
@@ -590,9 +610,9 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
       if (*p.published_step > p.run.end_time)
         rd.fail(score["published_step"], "score.published_step is longer than run.end_time");
     }
-    if (const YAML::Node checks = score["checks"]) {
+    if (const yaml::Node checks = score["checks"]) {
       if (!checks.IsSequence()) rd.fail(checks, "score.checks must be a list");
-      for (const YAML::Node& c : checks) {
+      for (const yaml::Node& c : checks) {
         rd.expect_map(c, "a check", {"name", "quantity", "swings", "sampling", "published", "decimals", "published_is_target"});
         Check check;
         check.name = rd.text(rd.required(c, "name", "a check"), "check name");
@@ -602,7 +622,7 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
                                              check.quantity));
         if (check.quantity == "angular_speed_at_vertical") {
           if (c["swings"]) rd.fail(c["swings"], "angular_speed_at_vertical is taken at the first pass; 'swings' does not apply");
-          if (const YAML::Node sm = c["sampling"]) {
+          if (const yaml::Node sm = c["sampling"]) {
             const std::string sampling = rd.text(sm, "sampling");
             if (sampling != "step" && sampling != "interpolated")
               rd.fail(sm, fmt::format("sampling must be 'step' or 'interpolated', got '{}'", sampling));
@@ -614,9 +634,9 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
           if (swings != std::floor(swings)) rd.fail(c["swings"], "swings must be a whole number");
           check.swings = static_cast<int>(swings);
         }
-        if (const YAML::Node pt = c["published_is_target"]) {
+        if (const yaml::Node pt = c["published_is_target"]) {
           bool b = false;
-          if (!pt.IsScalar() || !YAML::convert<bool>::decode(pt, b)) rd.fail(pt, "published_is_target must be true or false");
+          if (!pt.IsScalar() || !yaml::to_bool(pt.scalar_view(), b)) rd.fail(pt, "published_is_target must be true or false");
           check.published_is_target = b;
         }
         check.published = rd.number(rd.required(c, "published", "check " + check.name), "published");
@@ -628,9 +648,9 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
       }
     }
 
-    if (const YAML::Node ref = root["reference"]) {
+    if (const yaml::Node ref = root["reference"]) {
       if (!ref.IsMap()) rd.fail(ref, "reference must be a mapping");
-      const YAML::Node kind = rd.required(ref, "kind", "reference");
+      const yaml::Node kind = rd.required(ref, "kind", "reference");
       const std::string k = rd.text(kind, "reference.kind");
       const ReferenceKinds& kinds = ReferenceKinds::instance();
       const ReferenceKindInfo* info = kinds.find(k);
@@ -662,8 +682,6 @@ Problem load_problem_text(const std::string& yaml_text, const std::string& file_
       rd.fail(rule["metric"], fmt::format("metric {} needs a reference that gives positions in time ({})", name(p.rule.metric),
                                           fmt::join(ReferenceKinds::instance().names([](const ReferenceKindInfo& i) { return i.positions_in_time; }), " or ")));
     return p;
-  } catch (const YAML::Exception& e) {  // e.g. a conversion yaml-cpp refused
-    throw ProblemError(fmt::format("{}:{}:{}: {}", file_name, e.mark.line + 1, e.mark.column + 1, e.msg));
   }
 }
 

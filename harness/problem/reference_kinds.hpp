@@ -37,7 +37,7 @@ struct ReferenceKindInfo {
   // Reads and validates section `reference` (a mapping; `kind` is read) against the problem read so
   // far (model, run, score), and sets p.measured_points when it gives positions in time; fails
   // through ctx.rd with file:line:col.
-  std::function<std::shared_ptr<const Reference>(const ReadContext& ctx, const YAML::Node& section, Problem& p)> read;
+  std::function<std::shared_ptr<const Reference>(const ReadContext& ctx, const yaml::Node& section, Problem& p)> read;
 };
 
 // Follows a scoring run for the reference's published checks and final position error. One per

@@ -2,13 +2,13 @@
 
 namespace mbs {
 
-Eigen::VectorXd ReadContext::direction(const YAML::Node& n, const std::string& what) const {
+Eigen::VectorXd ReadContext::direction(const yaml::Node& n, const std::string& what) const {
   const Eigen::VectorXd d = frame.direction(n, what);
   if (!(d.norm() > 0.0)) rd.fail(n, fmt::format("{} must not be zero", what));
   return d / d.norm();
 }
 
-void ReadContext::joint_ends(const YAML::Node& j, const std::string& name, Anchor& a, Anchor& b) const {
+void ReadContext::joint_ends(const yaml::Node& j, const std::string& name, Anchor& a, Anchor& b) const {
   Eigen::VectorXd at;
   if (j["at"]) at = frame.point(j["at"], "'at' of joint " + name);
   a = end(j, "a", "joint " + name, j["at"] ? &at : nullptr);
@@ -18,7 +18,7 @@ void ReadContext::joint_ends(const YAML::Node& j, const std::string& name, Ancho
   if (b.is_ground()) std::swap(a, b);
 }
 
-void ReadContext::require_orientation(const YAML::Node& j, const std::string& name, const Anchor& a, const Anchor& b,
+void ReadContext::require_orientation(const yaml::Node& j, const std::string& name, const Anchor& a, const Anchor& b,
                                       const std::string& what) const {
   for (const Anchor* an : {&a, &b})
     if (an->point >= 0) rd.fail(j, fmt::format("joint {}: point mass {} {}", name, model.points[an->point].name, what));
@@ -47,9 +47,9 @@ Eigen::VectorXd ReadContext::initial_position(const Anchor& anchor) const {
   return model.points[anchor.point].r0;
 }
 
-Anchor ReadContext::end(const YAML::Node& node, const char* key, const std::string& element,
+Anchor ReadContext::end(const yaml::Node& node, const char* key, const std::string& element,
                         const Eigen::VectorXd* at_world) const {
-  const YAML::Node e = rd.required(node, key, element);
+  const yaml::Node e = rd.required(node, key, element);
   Anchor an;
   // A rigid body's point given in world coordinates at the initial configuration.
   auto on_body_at_world = [&](int body, const Eigen::VectorXd& w) {

@@ -248,12 +248,12 @@ std::shared_ptr<const ReferenceTrajectory> ConvergedReference::trajectory(const 
   return computed;
 }
 
-void read_reference_points(const Reader& rd, const YAML::Node& ref, Problem& p) {
+void read_reference_points(const Reader& rd, const yaml::Node& ref, Problem& p) {
   p.measured_points = {{p.history_name, p.history_point}};
-  if (const YAML::Node points = ref["points"]) {
+  if (const yaml::Node points = ref["points"]) {
     if (!points.IsSequence() || points.size() == 0) rd.fail(points, "reference.points must be a non-empty list of points (NAME or BODY.POINT)");
     p.measured_points.clear();
-    for (const YAML::Node& n : points)
+    for (const yaml::Node& n : points)
       p.measured_points.emplace_back(rd.text(n, "reference.points"), measured_point(rd, n, p.model, "reference.points"));
   }
 }
@@ -264,7 +264,7 @@ std::string ConvergedReference::stored_text(const Problem& problem, const Refere
 
 namespace {
 
-std::shared_ptr<const Reference> read_converged(const ReadContext& ctx, const YAML::Node& ref, Problem& p);
+std::shared_ptr<const Reference> read_converged(const ReadContext& ctx, const yaml::Node& ref, Problem& p);
 
 const ReferenceKindInfo kConverged{
     "converged",
@@ -275,18 +275,18 @@ MBS_REGISTER_REFERENCE_KIND(converged, kConverged);
 
 // The case names are checked against the formulation registry when the reference is computed, with
 // these marks.
-std::shared_ptr<const Reference> read_converged(const ReadContext& ctx, const YAML::Node& ref, Problem& p) {
+std::shared_ptr<const Reference> read_converged(const ReadContext& ctx, const yaml::Node& ref, Problem& p) {
   const Reader& rd = ctx.rd;
   rd.expect_map(ref, "reference", {"kind", "points", "cases"});
   auto r = std::make_shared<ConvergedReference>(kConverged, ctx.mark(ref));
   read_reference_points(rd, ref, p);
-  const YAML::Node cases = rd.required(ref, "cases", "reference (converged)");
+  const yaml::Node cases = rd.required(ref, "cases", "reference (converged)");
   if (!cases.IsSequence() || cases.size() < 2)
     rd.fail(cases, "reference.cases must list at least two cases of different formulations: their agreement is the reference's uncertainty");
-  for (const YAML::Node& c : cases) {
+  for (const yaml::Node& c : cases) {
     rd.expect_map(c, "a reference case", {"case", "step", "tol"});
     ConvergedCase cc;
-    const YAML::Node name = rd.required(c, "case", "a reference case (formulation/integrator)");
+    const yaml::Node name = rd.required(c, "case", "a reference case (formulation/integrator)");
     const std::string text = rd.text(name, "reference case");
     const size_t slash = text.find('/');
     if (slash == std::string::npos || slash == 0 || slash + 1 == text.size())

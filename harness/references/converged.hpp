@@ -70,6 +70,6 @@ std::vector<std::string> reference_columns(const Problem& problem);
 
 // Sets p.measured_points from section `reference`'s optional key `points` (a list of NAME or
 // BODY.POINT), else the history point: for every kind that computes the points in time.
-void read_reference_points(const Reader& rd, const YAML::Node& ref, Problem& p);
+void read_reference_points(const Reader& rd, const yaml::Node& ref, Problem& p);
 
 }  // namespace mbs

@@ -131,7 +131,7 @@ class EquivalentPendulumObserver final : public ReferenceObserver {
   EquivalentPendulum exact_;
 };
 
-std::shared_ptr<const Reference> read_equivalent_pendulum(const ReadContext& ctx, const YAML::Node& ref, Problem& p);
+std::shared_ptr<const Reference> read_equivalent_pendulum(const ReadContext& ctx, const yaml::Node& ref, Problem& p);
 
 const ReferenceKindInfo kEquivalentPendulum{
     "equivalent_pendulum",
@@ -140,12 +140,12 @@ const ReferenceKindInfo kEquivalentPendulum{
     /*check_quantities=*/{}, read_equivalent_pendulum};
 MBS_REGISTER_REFERENCE_KIND(equivalent_pendulum, kEquivalentPendulum);
 
-std::shared_ptr<const Reference> read_equivalent_pendulum(const ReadContext& ctx, const YAML::Node& ref, Problem& p) {
+std::shared_ptr<const Reference> read_equivalent_pendulum(const ReadContext& ctx, const yaml::Node& ref, Problem& p) {
   const Reader& rd = ctx.rd;
   const Model& model = p.model;
   rd.expect_map(ref, "reference", {"kind", "point", "pivot", "inertia", "moment"});
   auto r = std::make_shared<EquivalentPendulumReference>(kEquivalentPendulum, ctx.mark(ref));
-  const YAML::Node point = rd.required(ref, "point", "reference");
+  const yaml::Node point = rd.required(ref, "point", "reference");
   p.measured_points = {{rd.text(point, "reference.point"), measured_point(rd, point, model, "reference.point")}};
   r->pivot = ctx.frame.point(rd.required(ref, "pivot", "reference"), "reference.pivot");
   r->inertia = rd.positive(rd.required(ref, "inertia", "reference"), "reference.inertia");

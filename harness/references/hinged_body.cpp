@@ -116,7 +116,7 @@ std::unique_ptr<ReferenceObserver> HingedBodyReference::observer(const Problem& 
 
 namespace {
 
-std::shared_ptr<const Reference> read_hinged_body(const ReadContext& ctx, const YAML::Node& ref, Problem& p);
+std::shared_ptr<const Reference> read_hinged_body(const ReadContext& ctx, const yaml::Node& ref, Problem& p);
 
 const ReferenceKindInfo kHingedBodyEnergy{
     "hinged_body_energy",
@@ -128,7 +128,7 @@ MBS_REGISTER_REFERENCE_KIND(hinged_body_energy, kHingedBodyEnergy);
 // A rigid body turning about a fixed axis: its spherical joints to the ground all lie on the axis
 // (at least two distinct ones), nothing else is in the model, and it starts from rest. Energy then
 // gives |omega| at the lowest position exactly, whatever the body's inertia.
-std::shared_ptr<const Reference> read_hinged_body(const ReadContext& ctx, const YAML::Node& ref, Problem& p) {
+std::shared_ptr<const Reference> read_hinged_body(const ReadContext& ctx, const yaml::Node& ref, Problem& p) {
   const Reader& rd = ctx.rd;
   const Model& model = p.model;
   rd.expect_map(ref, "reference", {"kind", "body", "pivot", "axis"});

@@ -13,7 +13,7 @@ std::vector<std::complex<double>> PendulumLinearReference::eigenvalues(const Pro
 
 namespace {
 
-std::shared_ptr<const Reference> read_pendulum_linear(const ReadContext& ctx, const YAML::Node& ref, Problem& p);
+std::shared_ptr<const Reference> read_pendulum_linear(const ReadContext& ctx, const yaml::Node& ref, Problem& p);
 
 const ReferenceKindInfo kPendulumLinear{
     "pendulum_linear",
@@ -22,7 +22,7 @@ const ReferenceKindInfo kPendulumLinear{
     /*check_quantities=*/{}, read_pendulum_linear};
 MBS_REGISTER_REFERENCE_KIND(pendulum_linear, kPendulumLinear);
 
-std::shared_ptr<const Reference> read_pendulum_linear(const ReadContext& ctx, const YAML::Node& ref, Problem& p) {
+std::shared_ptr<const Reference> read_pendulum_linear(const ReadContext& ctx, const yaml::Node& ref, Problem& p) {
   const Reader& rd = ctx.rd;
   const Model& model = p.model;
   rd.expect_map(ref, "reference", {"kind", "point", "pivot"});

@@ -164,7 +164,7 @@ std::unique_ptr<ReferenceObserver> SimplePendulumReference::observer(const Probl
 
 namespace {
 
-std::shared_ptr<const Reference> read_simple_pendulum(const ReadContext& ctx, const YAML::Node& ref, Problem& p);
+std::shared_ptr<const Reference> read_simple_pendulum(const ReadContext& ctx, const yaml::Node& ref, Problem& p);
 
 const ReferenceKindInfo kSimplePendulumExact{
     "simple_pendulum_exact",
@@ -173,7 +173,7 @@ const ReferenceKindInfo kSimplePendulumExact{
     /*check_quantities=*/{"period", "energy"}, read_simple_pendulum};
 MBS_REGISTER_REFERENCE_KIND(simple_pendulum_exact, kSimplePendulumExact);
 
-std::shared_ptr<const Reference> read_simple_pendulum(const ReadContext& ctx, const YAML::Node& ref, Problem& p) {
+std::shared_ptr<const Reference> read_simple_pendulum(const ReadContext& ctx, const yaml::Node& ref, Problem& p) {
   const Reader& rd = ctx.rd;
   const Model& model = p.model;
   rd.expect_map(ref, "reference", {"kind", "point", "pivot"});

@@ -245,7 +245,7 @@ std::string SliderCrankReference::stored_text(const Problem& problem, const Refe
 
 namespace {
 
-std::shared_ptr<const Reference> read_slider_crank(const ReadContext& ctx, const YAML::Node& ref, Problem& p);
+std::shared_ptr<const Reference> read_slider_crank(const ReadContext& ctx, const yaml::Node& ref, Problem& p);
 
 const ReferenceKindInfo kSliderCrank{
     "slider_crank",
@@ -256,13 +256,13 @@ MBS_REGISTER_REFERENCE_KIND(slider_crank, kSliderCrank);
 
 // The model must be exactly the mechanism: three rigid bodies; revolutes ground-crank, crank-rod and
 // rod-slider; a prismatic ground-slider; gravity and constant torques on the crank as the only forces.
-std::shared_ptr<const Reference> read_slider_crank(const ReadContext& ctx, const YAML::Node& ref, Problem& p) {
+std::shared_ptr<const Reference> read_slider_crank(const ReadContext& ctx, const yaml::Node& ref, Problem& p) {
   const Reader& rd = ctx.rd;
   const Model& model = p.model;
   rd.expect_map(ref, "reference", {"kind", "crank", "rod", "slider", "points"});
   auto r = std::make_shared<SliderCrankReference>(kSliderCrank, ctx.mark(ref));
   auto body = [&](const char* key) {
-    const YAML::Node n = rd.required(ref, key, "reference (slider_crank)");
+    const yaml::Node n = rd.required(ref, key, "reference (slider_crank)");
     const std::string name = rd.text(n, fmt::format("reference.{}", key));
     const int k = model.find_body(name);
     if (k < 0) rd.fail(n, fmt::format("reference.{} names rigid body '{}', which is not defined", key, name));
