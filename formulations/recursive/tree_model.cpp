@@ -108,6 +108,9 @@ class TreeBuilder {
       node_edges_[na + 1].push_back(k);
       if (nb != na) node_edges_[nb + 1].push_back(k);
     }
+    // A tree body a node (free roots' translations aside): no regrowth of records of a few hundred bytes.
+    tree_.bodies.reserve(static_cast<size_t>(nn_));
+    depth_.reserve(static_cast<size_t>(nn_));
   }
 
   std::string grow(int root);
