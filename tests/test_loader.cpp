@@ -150,6 +150,7 @@ TEST(YamlDocument, RejectsDuplicateAndComplexKeysAndUnknownAliases) {
   EXPECT_EQ(message(large + "k7: 1\n"), "41:1 duplicate key 'k7' in a mapping");
   EXPECT_EQ(message("[1, 2]: 3\n"), "1:1 a mapping key must be a plain value");
   EXPECT_EQ(message("a: *nowhere\n"), "1:4 alias *nowhere names no anchor before it");
+  EXPECT_EQ(message("a: &s [1, *s]\n"), "1:11 alias *s names no anchor before it");  // no cycle
   EXPECT_EQ(error_of("name: p\nname: q\n"), "bad.yaml:2:1: YAML syntax error: duplicate key 'name' in a mapping");
 }
 

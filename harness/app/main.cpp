@@ -148,7 +148,8 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--tol", o.tol, "run adaptive cases at this tolerance instead of tuning it")->check(CLI::PositiveNumber);
   app.add_option("--timeout", o.timeout,
                  "wall-clock seconds allowed per case (set-up, tuning trials, verification and timing); a case "
-                 "over it ends with status error, naming the phase (default: no limit)")
+                 "over it ends with status error, naming the phase; reading each problem file gets the same budget "
+                 "(exit 1 when it is spent) (default: no limit)")
       ->check(CLI::PositiveNumber);
   app.add_option("--min-time", o.min_time, "CPU seconds spent timing each case (default 0.3)")->check(CLI::PositiveNumber);
   app.add_option("--min-samples", o.min_samples,

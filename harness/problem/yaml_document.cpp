@@ -12,6 +12,7 @@
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 namespace mbs::yaml {
 
@@ -60,11 +61,15 @@ uint32_t Document::add(Kind kind, Mark m, uint32_t begin, uint32_t count) {
 }
 
 Document::Document(std::string_view text) {
+  if (text.size() >= std::numeric_limits<uint32_t>::max()) throw ParseError(Mark{}, "a file of 4 GB or more is not read");
   Parser p(text);
   // Open collections: their node, and where their items start in `pending`.
+  // An anchor on a collection is known from the collection's end: an alias inside it is an error,
+  // not a cycle.
   struct Open {
     uint32_t node;
     size_t first;
+    std::string anchor;
   };
   std::vector<Open> open;
   std::vector<uint32_t> pending;
@@ -114,15 +119,16 @@ Document::Document(std::string_view text) {
       case YAML_MAPPING_START_EVENT: {
         const bool map = e.type == YAML_MAPPING_START_EVENT;
         const uint32_t n = add(map ? Kind::kMap : Kind::kSequence, m, 0, 0);
-        anchor(map ? e.data.mapping_start.anchor : e.data.sequence_start.anchor, n);
+        const yaml_char_t* name = map ? e.data.mapping_start.anchor : e.data.sequence_start.anchor;
         place(n);
-        open.push_back(Open{n, pending.size()});
+        open.push_back(Open{n, pending.size(), name ? reinterpret_cast<const char*>(name) : ""});
         break;
       }
       case YAML_SEQUENCE_END_EVENT:
       case YAML_MAPPING_END_EVENT: {
-        const Open o = open.back();
+        const Open o = std::move(open.back());
         open.pop_back();
+        if (!o.anchor.empty()) anchors[o.anchor] = o.node;
         Record& r = nodes_[o.node];
         const size_t count = pending.size() - o.first;
         r.begin = static_cast<uint32_t>(items_.size());
