@@ -227,10 +227,6 @@ TEST_P(BricardCases, RedundantLoopHandledOnAShortInterval) {
   const Case& c = GetParam();
   const Problem& p = short_problem();
   const std::string why = c.formulation->unsupported_reason(p.model);
-  if (c.formulation->name() == "minimal") {  // joint coordinates of rod trees: no revolutes, no loops
-    EXPECT_NE(why.find("revolute 'J1'"), std::string::npos) << why;
-    GTEST_SKIP() << why;
-  }
   ASSERT_EQ(why, "") << c.name();
   Bounds b = kUnlisted;
   b.setting = c.info.kind == SettingKind::kFixedStep ? 0.01 : 1e-8;

@@ -26,6 +26,7 @@
 #include "elements/spherical.hpp"
 #include "problem/problem.hpp"
 #include "recursive/spatial_tree.hpp"
+#include "recursive/tree_ode.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/models.hpp"
 #include "support/tree_models.hpp"
@@ -812,6 +813,73 @@ TEST(Recursive, FloatingChainsAgreeWithNaturalCoordinates) {
     EXPECT_LT(err_aba, 1e-10);
     EXPECT_LT(err_crba, 1e-10);
     EXPECT_LT(aba_crba, 1e-10);
+  }
+}
+
+// The velocity transformation (minimal's tree path, recursive/velocity_transformation.hpp): on
+// random states of trees of every joint kind, with force elements, free roots and a free rigid
+// body, R qd is the natural velocity of model_state, c is the derivative of R qd along the motion
+// at qdd = 0 (central differences: truncation ~eps^2 ~1e-12, round-off ~1e-16 / eps ~1e-10), and
+// the accelerations equal ABA's to round-off (the same dynamics by a dense route: H = R^T M R
+// against articulated inertias).
+struct VtCheck {
+  double velocity = 0.0, convective = 0.0, accelerations = 0.0;
+};
+VtCheck check_velocity_transformation(const Model& m, int samples) {
+  SpatialTree tree, tree_aba, tree_vt;
+  EXPECT_EQ(recursive::build_spatial_tree(m, tree), "");
+  EXPECT_EQ(recursive::build_spatial_tree(m, tree_aba), "");
+  EXPECT_EQ(recursive::build_spatial_tree(m, tree_vt), "");
+  TreeWorkspace ws(tree, true);
+  recursive::VelocityTransformation vt(tree, m);
+  RunStats stats;
+  recursive::TreeOde ode_aba(m, stats, std::move(tree_aba), recursive::Algorithm::kAba);
+  recursive::TreeOde ode_vt(m, stats, std::move(tree_vt), recursive::Algorithm::kVt);
+  std::mt19937 gen(5);
+  Eigen::VectorXd q, v, qn(m.nq()), vn(m.nq()), qnp(m.nq()), vnp(m.nq()), qnm(m.nq()), vnm(m.nq()), qdot(tree.nq);
+  Eigen::VectorXd y(tree.nq + tree.nv), dy_aba(y.size()), dy_vt(y.size());
+  VtCheck worst;
+  const double eps = 1e-6;
+  for (int s = 0; s < samples; ++s) {
+    random_state(tree, gen, q, v);
+    recursive::model_state(tree, m, q, v, ws, qn, vn);
+    vt.natural_kinematics(q, v, ws);
+    const double vscale = std::max(1.0, vn.cwiseAbs().maxCoeff());
+    worst.velocity = std::max(worst.velocity, (vt.velocity_jacobian() * v - vn).cwiseAbs().maxCoeff() / vscale);
+    recursive::configuration_rate(tree, q, v, qdot);
+    recursive::model_state(tree, m, q + eps * qdot, v, ws, qnp, vnp);
+    recursive::model_state(tree, m, q - eps * qdot, v, ws, qnm, vnm);
+    vt.natural_kinematics(q, v, ws);
+    const Eigen::VectorXd c_fd = (vnp - vnm) / (2.0 * eps);
+    worst.convective = std::max(worst.convective, (vt.convective_acceleration() - c_fd).cwiseAbs().maxCoeff() /
+                                                      std::max(1.0, c_fd.cwiseAbs().maxCoeff()));
+    y << q, v;
+    ode_aba.rhs(0.0, y, dy_aba);
+    ode_vt.rhs(0.0, y, dy_vt);
+    worst.accelerations = std::max(worst.accelerations, (dy_vt - dy_aba).cwiseAbs().maxCoeff() /
+                                                            std::max(1.0, dy_aba.cwiseAbs().maxCoeff()));
+  }
+  return worst;
+}
+
+TEST(Recursive, VelocityTransformationAgreesWithAbaAndItsKinematicsWithFiniteDifferences) {
+  const Problem forced_chain = load_problem_text(kForcedPlanarChain, "chain.yaml");
+  const Problem forced_tree = load_problem_text(kForcedSpatialTree, "tree.yaml");
+  const std::vector<std::pair<const char*, Model>> models = {
+      {"mixed tree (every joint kind, a free point)", mixed_tree()},
+      {"spatial chain of 20 rods", spatial_chain(20)},
+      {"tilted planar tree of boxes", tilted_planar_tree()},
+      {"planar branched points", planar_branched_points()},
+      {"forced planar chain", forced_chain.model},
+      {"forced spatial tree", forced_tree.model},
+      {"tumbling box (a free rigid body)", tumbling_box()}};
+  for (const auto& [name, m] : models) {
+    const VtCheck w = check_velocity_transformation(m, 20);
+    std::printf("velocity transformation, %s: |R qd - v_n| %.1e, |c - FD| %.1e, |qdd - ABA's| %.1e\n", name, w.velocity,
+                w.convective, w.accelerations);
+    EXPECT_LT(w.velocity, 1e-13) << name;
+    EXPECT_LT(w.convective, 1e-7) << name;
+    EXPECT_LT(w.accelerations, 1e-10) << name;
   }
 }
 

@@ -2,7 +2,8 @@
 // rows on the spanning tree. Phi_q and gamma match finite differences of Phi on planar point-mass,
 // planar rigid-body and spatial revolute loops; redundant rows are dropped (Bricard's loop keeps 4
 // of 5); the N-four-bar through its singular positions follows its exact reduced 1-DOF model at
-// RK4's order; the constraints hold to round-off after every step; run() allocates nothing.
+// RK4's order (recursive's algorithms and minimal's velocity transformation); the constraints hold
+// to round-off after every step; run() allocates nothing.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +11,7 @@
 
 #include "common/joint_graph.hpp"
 #include "core/formulation.hpp"
+#include "elements/rod.hpp"
 #include "elements/spherical.hpp"
 #include "problem/problem.hpp"
 #include "recursive/loop_closure.hpp"
@@ -28,6 +30,7 @@ using recursive::SpatialTree;
 using recursive::TreeWorkspace;
 
 const Formulation& rec() { return *Registry::instance().find("recursive"); }
+const Formulation& minimal() { return *Registry::instance().find("minimal"); }
 
 Problem n_four_bar(int n, double end_time) {
   return load_problem_text(testing::n_four_bar_yaml(n, end_time), "n_four_bar.yaml");
@@ -119,12 +122,15 @@ TEST(RecursiveLoops, NFourBarThroughSingularPositionsConvergesAtFourthOrder) {
   const Problem p = n_four_bar(2, T);
   const Eigen::Vector2d exact = testing::n_four_bar_reduced(2, T);
   const int b0 = p.model.position_offset("crank0") + 0;  // the centroid: (sin theta, cos theta) / 2
-  for (const char* integrator : {"aba-rk4", "crba-rk4"}) {
+  // recursive's two algorithms and minimal's velocity transformation on the same tree.
+  for (const auto& [formulation, integrator] : {std::pair<const Formulation*, const char*>{&rec(), "aba-rk4"},
+                                                {&rec(), "crba-rk4"},
+                                                {&minimal(), "rk4"}}) {
     double err[2];
     for (int k = 0; k < 2; ++k) {
       const double h = 4e-3 / (1 << k);
       testing::Monitor mon(p.model);
-      rec().create(p.model, integrator, h)->run(T, &mon);
+      formulation->create(p.model, integrator, h)->run(T, &mon);
       const Eigen::Vector2d centroid = mon.q_final.segment(b0, 2);
       err[k] = (centroid - 0.5 * Eigen::Vector2d(std::sin(exact[0]), std::cos(exact[0]))).norm();
       EXPECT_LT(mon.max_Phi, 1e-12) << integrator << " h = " << h;
@@ -141,12 +147,16 @@ TEST(RecursiveLoops, NFourBarThroughSingularPositionsConvergesAtFourthOrder) {
 // the two algorithms agree.
 TEST(RecursiveLoops, BricardKeepsItsEnergyAndTheAlgorithmsAgree) {
   const Problem p = load_problem(MBS_SOURCE_DIR "/problems/bricard.yaml");
-  testing::Monitor aba(p.model), crba(p.model);
+  testing::Monitor aba(p.model), crba(p.model), vt(p.model);
   rec().create(p.model, "aba-dopri5", 1e-10)->run(2.0, &aba);
   rec().create(p.model, "crba-dopri5", 1e-10)->run(2.0, &crba);
+  minimal().create(p.model, "dopri5", 1e-10)->run(2.0, &vt);
   EXPECT_LT(aba.max_drift, 1e-7);
   EXPECT_LT(aba.max_Phi, 1e-12);
+  EXPECT_LT(vt.max_drift, 1e-7);
+  EXPECT_LT(vt.max_Phi, 1e-12);
   EXPECT_LT((aba.q_final - crba.q_final).cwiseAbs().maxCoeff(), 1e-8);
+  EXPECT_LT((aba.q_final - vt.q_final).cwiseAbs().maxCoeff(), 1e-8);
 }
 
 // A branched mechanism of point masses on rods (planar): a hub H on a ground pivot (OH), two arms
@@ -228,14 +238,42 @@ TEST(RecursiveLoops, ANamedJointOfAHingePairIsCutAlone) {
   EXPECT_NE(why.find("joint pin_back closes one"), std::string::npos) << why;
 }
 
+// A cut joint whose rows all hold on the tree (a pendulum's rod given twice) keeps no row, and the
+// motion is the plain pendulum's, under both formulations.
+TEST(RecursiveLoops, ACutJointThatHoldsOnTheTreeKeepsNoRow) {
+  const Problem plain = load_problem(MBS_SOURCE_DIR "/problems/planar_pendulum.yaml");
+  Model doubled = plain.model;
+  auto second = std::make_shared<Rod>(*doubled.elements_of<Rod>()[0]);
+  second->name = "rod2";
+  doubled.elements.push_back(second);
+  SpatialTree tree;
+  ASSERT_EQ(recursive::build_spatial_tree(doubled, tree), "");
+  ASSERT_EQ(tree.cuts.size(), 1u);
+  RunStats stats;
+  const LoopClosure lc(doubled, tree, &stats);
+  EXPECT_EQ(lc.cut_rows(), 1);
+  EXPECT_EQ(lc.kept_rows(), 0);
+  for (const auto& [formulation, integrator] : {std::pair<const Formulation*, const char*>{&rec(), "aba-rk4"},
+                                                {&minimal(), "rk4"}}) {
+    ASSERT_EQ(formulation->unsupported_reason(doubled), "") << formulation->name();
+    testing::Monitor a(plain.model), b(doubled);
+    formulation->create(plain.model, integrator, 1e-2)->run(1.0, &a);
+    formulation->create(doubled, integrator, 1e-2)->run(1.0, &b);
+    EXPECT_LT((a.q_final - b.q_final).cwiseAbs().maxCoeff(), 1e-12) << formulation->name();
+  }
+}
+
 TEST(RecursiveLoops, RunAllocatesNothing) {
   MBS_SKIP_WITHOUT_ALLOCATION_COUNTING();
   const Problem p = n_four_bar(3, 1.0);
-  for (const char* integrator : {"aba-rk4", "crba-dopri5"}) {
+  for (const auto& [formulation, integrator] : {std::pair<const Formulation*, const char*>{&rec(), "aba-rk4"},
+                                                {&rec(), "crba-dopri5"},
+                                                {&minimal(), "rk4"},
+                                                {&minimal(), "dopri5"}}) {
     const bool fixed = std::string(integrator).find("rk4") != std::string::npos;
-    auto sim = rec().create(p.model, integrator, fixed ? 1e-3 : 1e-8);
+    auto sim = formulation->create(p.model, integrator, fixed ? 1e-3 : 1e-8);
     sim->run(0.2, nullptr);  // warm-up
-    EXPECT_EQ(testing::allocations_during([&] { sim->run(0.2, nullptr); }), 0) << integrator;
+    EXPECT_EQ(testing::allocations_during([&] { sim->run(0.2, nullptr); }), 0) << formulation->name() << "/" << integrator;
   }
 }
 

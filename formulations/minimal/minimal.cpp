@@ -1,8 +1,15 @@
-// Formulation "minimal": joint (minimal) coordinates from the model's joint tree, as an ODE
-// integrated by fixed-step RK4 or DOP853's 8th-order method, or by adaptive embedded Runge-Kutta
-// pairs. Frictionless point-plane contacts are events: located impacts with Newton's law,
-// persistent contacts as bilateral constraints (common/contact_events.hpp). A model without
-// contacts takes exactly the plain paths.
+// Formulation "minimal": joint (minimal) coordinates, the equations of motion by the velocity
+// transformation of the natural coordinates, (R^T M R) theta'' = R^T (Q - M c), R and R^T M R
+// dense. On a planar tree of rods (points hanging from ground or from each other, free points) and
+// on a body hinged by collinear spherical joints, its own coordinates: each rod's absolute angle from
+// the vertical (fixed sizes up to 2 DOF; R^T M R constant when every rod hangs from ground), or the
+// hinge's one angle. Every other model its tree ODE takes (spatial trees, rigid bodies, prismatic and
+// fixed joints, force elements, free bodies, closed loops) runs in the relative joint coordinates of
+// recursive's spanning tree (recursive/tree_ode.hpp, velocity_transformation.hpp). Integrated by
+// fixed-step RK4 or DOP853's 8th-order method, or by adaptive embedded Runge-Kutta pairs.
+// Frictionless point-plane contacts are events: located impacts with Newton's law, persistent
+// contacts as bilateral constraints (common/contact_events.hpp). A model without contacts takes
+// exactly the plain paths.
 #include "common/dense_limit.hpp"
 #include "common/erk_simulators.hpp"
 #include "common/integrator_table.hpp"
@@ -11,6 +18,7 @@
 #include "minimal/joint_tree.hpp"
 #include "minimal/linearizer.hpp"
 #include "minimal/minimal_ode.hpp"
+#include "recursive/tree_ode.hpp"
 
 namespace mbs::minimal {
 namespace {
@@ -40,39 +48,82 @@ std::unique_ptr<Simulator> make_sized(const ErkCase& c, const Model& model, Join
   return make_erk_simulator<TreeOde<Eigen::Dynamic, Eigen::Dynamic>>(c, model, setting, std::move(tree));
 }
 
+// Which description of the model minimal runs: its planar rods in absolute angles or its hinge
+// where they apply and no force element acts, else recursive's spanning tree.
+enum class Path { kRods, kHinge, kTree };
+
+Path path_of(const Model& model) {
+  for (const auto& e : model.elements)
+    if (e->role() != ElementRole::kContact && e->tree_joint().type != TreeJointType::kRod &&
+        e->tree_joint().type != TreeJointType::kSpherical)
+      return Path::kTree;
+  if (model.bodies.empty()) {
+    JointTree tree;
+    if (build_joint_tree(model, tree).empty()) return Path::kRods;
+  } else {
+    Hinge hinge;
+    if (build_hinge(model, hinge).empty()) return Path::kHinge;
+  }
+  return Path::kTree;
+}
+
+// The spanning tree's dense objects: R and sqrt(M) R (n_n x nv), H (nv x nv), and the loops' G,
+// H^-1 G^T, G H^-1 G^T; one right-hand side forms H by a rank update, n_n nv^2 / 2 flops.
+std::string tree_dense_reason(const Model& model, const recursive::SpatialTree& tree) {
+  const double nn = model.nq(), nv = tree.nv, d = tree.depth, m = recursive::cut_row_count(model, tree);
+  return dense_limit_reason(m > 0.0 ? "R, R^T M R and the loops' G, H^-1 G^T, G H^-1 G^T" : "R and R^T M R",
+                            8.0 * (2.0 * nn * nv + nv * nv + 2.0 * m * nv + m * m),
+                            nn * nv * nv / 2.0 + nv * d * d + m * m * m / 3.0);
+}
+
 class Minimal final : public Formulation {
  public:
   std::string name() const override { return "minimal"; }
   std::string description() const override {
-    return "joint (minimal) coordinates from the joint tree; ODE by velocity transformation";
+    return "joint (minimal) coordinates; ODE by velocity transformation, dense R^T M R";
   }
   std::vector<IntegratorInfo> integrators() const override { return cases_.integrators(); }
-  // Joint coordinates from the joints' tree descriptions: rods (a tree of point masses) and
-  // spherical joints (a body hinged on two of them); contacts by their gap form.
-  Accepts accepts() const override { return {{ElementRole::kContact}, {TreeJointType::kRod, TreeJointType::kSpherical}}; }
+  // What recursive's tree takes: joints by their tree descriptions, contacts by their gap forms,
+  // force elements by their Q in natural coordinates.
+  Accepts accepts() const override {
+    return {{ElementRole::kForce, ElementRole::kContact}, recursive::tree_joint_types()};
+  }
   std::string structure_unsupported_reason(const Model& model) const override {
-    if (!model.bodies.empty()) {  // a rigid body: only one hinged to the ground
-      Hinge hinge;
-      return build_hinge(model, hinge);
+    switch (path_of(model)) {
+      case Path::kHinge:
+        return "";
+      case Path::kRods: {
+        // nq - nc joint coordinates n; R (nq x n), R^T M R and its Cholesky factor (n x n) are dense.
+        const double n = model.nq() - model.nc(), nq = model.nq();
+        return dense_limit_reason("R and R^T M R", 8.0 * (nq * n + 2.0 * n * n), n * n * n / 3.0);
+      }
+      case Path::kTree:
+        break;
     }
-    // A tree of rods has nq - nc joint coordinates n; R (nq x n), R^T M R and its Cholesky factor
-    // (n x n) are dense.
-    const double n = model.nq() - model.nc(), nq = model.nq();
-    if (std::string why = dense_limit_reason("R and R^T M R", 8.0 * (nq * n + 2.0 * n * n), n * n * n / 3.0); !why.empty())
-      return why;
-    JointTree tree;
-    return build_joint_tree(model, tree);
+    recursive::SpatialTree tree;
+    if (std::string why = recursive::tree_ode_unsupported_reason(model, &tree); !why.empty()) return why;
+    return tree_dense_reason(model, tree);
   }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
     const ErkCase c = cases_.find(name(), integrator, setting);
-    if (!model.bodies.empty()) {
-      Hinge hinge;
-      if (const std::string why = build_hinge(model, hinge); !why.empty()) throw SolverError(why);
-      return make_hinge_simulator(c, model, hinge, setting);
+    switch (path_of(model)) {
+      case Path::kHinge: {
+        Hinge hinge;
+        if (const std::string why = build_hinge(model, hinge); !why.empty()) throw SolverError(why);
+        return make_hinge_simulator(c, model, hinge, setting);
+      }
+      case Path::kRods: {
+        JointTree tree;
+        if (const std::string why = build_joint_tree(model, tree); !why.empty()) throw SolverError(why);
+        return make_sized(c, model, std::move(tree), setting);
+      }
+      case Path::kTree:
+        break;
     }
-    JointTree tree;
-    if (const std::string why = build_joint_tree(model, tree); !why.empty()) throw SolverError(why);
-    return make_sized(c, model, std::move(tree), setting);
+    recursive::SpatialTree tree;
+    if (const std::string why = recursive::build_spatial_tree(model, tree); !why.empty()) throw SolverError(why);
+    if (const std::string why = tree_dense_reason(model, tree); !why.empty()) throw SolverError("minimal/" + integrator + ": " + why);
+    return make_erk_simulator<recursive::TreeOde>(c, model, setting, std::move(tree), recursive::Algorithm::kVt);
   }
   std::string linearization_unsupported_reason(const Model& model) const override {
     return linearizer_unsupported_reason(model);

@@ -82,6 +82,7 @@ LoopClosure::LoopClosure(const Model& model, const SpatialTree& tree, RunStats* 
   kept_.assign(qr.colsPermutation().indices().data(), qr.colsPermutation().indices().data() + rank);
   std::sort(kept_.begin(), kept_.end());
   n_r_ = rank;
+  if (n_r_ == 0) return;  // the cut joints' rows all hold on the tree (a duplicated rod): nothing to enforce
   const double scale = position_scale(model);
   tol_Phi_ = kProjectionPhiTol * scale;
   tol_dq_ = kProjectionStepTol;  // rad (or m, for a slide on a metre-scale mechanism)
@@ -184,6 +185,10 @@ void LoopClosure::prepare(const Eigen::Ref<const Eigen::VectorXd>& q, const Eige
 
 void LoopClosure::factor_at_frames(TreeWorkspace& ws) {
   factored_mass_matrix(tree_, ws);
+  factor_rows(ws);
+}
+
+void LoopClosure::factor_rows(TreeWorkspace& ws) {
   jacobian(ws, G_);
   Y_ = G_.transpose();
   for (int a = 0; a < n_r_; ++a) ltdl_solve(tree_, ws.H, Y_.col(a));
@@ -194,6 +199,15 @@ void LoopClosure::factor_at_frames(TreeWorkspace& ws) {
 void LoopClosure::constrain(const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& v,
                             TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd) {
   prepare(q, v, ws);
+  correct(ws, qdd);
+}
+
+void LoopClosure::constrain_factored(TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd) {
+  factor_rows(ws);
+  correct(ws, qdd);
+}
+
+void LoopClosure::correct(TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd) {
   bias_accelerations(tree_, ws, ab_);
   velocities(ws, ab_, Phi_, b_);  // Phi_ holds Phi_q v here, b_ gamma
   b_.noalias() -= G_ * qdd;

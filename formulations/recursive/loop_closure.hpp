@@ -56,6 +56,9 @@ class LoopClosure {
   // qdd_free (from aba or crba at (q, v)) corrected by the loops' forces: G qdd = gamma.
   void constrain(const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& v,
                  TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd);
+  // The same where ws already holds the kinematics, world frames and factored H at (q, v), as the
+  // velocity transformation leaves them: H is not formed a second time.
+  void constrain_factored(TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd);
   // The projections after a step ending at t (file comment); SolverError when the positions'
   // does not converge.
   void project(double t, Eigen::Ref<Eigen::VectorXd> q, Eigen::Ref<Eigen::VectorXd> v, TreeWorkspace& ws);
@@ -88,6 +91,10 @@ class LoopClosure {
   void prepare(const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& v, TreeWorkspace& ws);
   // The same from the world frames already in ws.
   void factor_at_frames(TreeWorkspace& ws);
+  // G, Y and G Y factored, from the world frames and factored H already in ws.
+  void factor_rows(TreeWorkspace& ws);
+  // qdd corrected by the loops' forces, from the factors of prepare() or factor_rows().
+  void correct(TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd);
 
   const SpatialTree& tree_;
   RunStats* stats_;

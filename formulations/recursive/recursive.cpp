@@ -16,10 +16,10 @@
 // so the drift renormalized away is the method's own local error (tests/test_recursive.cpp checks
 // that energy and a conical pendulum's cone angle converge at the method's order).
 //
-// A sibling of `minimal` rather than cases of it: a formulation declares what it accepts once
-// (Formulation::accepts, unsupported_reason), and this engine accepts revolute, prismatic and fixed
-// joints, spatial rods and free bodies that minimal's cases do not; as cases of one formulation
-// either set would end as `error` rows on the other's problems instead of `unsupported` with a reason.
+// `minimal` runs the same tree ODE (tree_ode.hpp) with the velocity transformation of the natural
+// coordinates (dense R^T M R) where its own planar-rod and hinge paths do not apply: the two
+// formulations share the tree, the joint coordinates, the integrators, contacts and loops, and differ
+// in how the accelerations are found (docs/formulations.md says why they stay two formulations).
 //
 // Closed loops: the tree is a spanning tree of the joint graph and the joints it leaves out close
 // the loops with their own rows (loop_closure.hpp): the accelerations by Lagrange multipliers on
@@ -35,73 +35,10 @@
 #include "common/integrator_table.hpp"
 #include "core/formulation.hpp"
 #include "recursive/linearizer.hpp"
-#include "recursive/loop_closure.hpp"
-#include "recursive/spatial_tree.hpp"
-#include "recursive/tree_contacts.hpp"
+#include "recursive/tree_ode.hpp"
 
 namespace mbs::recursive {
 namespace {
-
-enum class Algorithm { kAba, kCrba };
-
-// The ODE of common/erk_simulators.hpp, on a tree that it owns.
-class TreeOde {
- public:
-  using State = Eigen::VectorXd;
-  static constexpr bool kContacts = true;  // a model without contacts takes the plain step
-  TreeOde(const Model& model, RunStats& stats, SpatialTree tree, Algorithm algorithm)
-      : model_(model), tree_(std::move(tree)), algorithm_(algorithm), contacts_(model, tree_), loops_(model, tree_, &stats),
-        ws_(tree_, algorithm == Algorithm::kCrba || contacts_.active() || !loops_.empty()), forces_(tree_, model),
-        cdy_(size()) {}
-  const char* name() const { return "recursive"; }
-  int size() const { return tree_.nq + tree_.nv; }
-  void rhs(double /*t*/, const State& y, State& dydt) {
-    const auto q = y.head(tree_.nq);
-    const auto v = y.tail(tree_.nv);
-    configuration_rate(tree_, q, v, dydt.head(tree_.nq));
-    const BodyForces* f_ext = forces_.empty() ? nullptr : &forces_.evaluate(q, v, ws_);
-    if (algorithm_ == Algorithm::kAba) aba(tree_, q, v, ws_, dydt.tail(tree_.nv), f_ext);
-    else crba(tree_, q, v, ws_, dydt.tail(tree_.nv), f_ext);
-    if (contacts_.num_closed() != 0) contacts_.constrain(q, v, ws_, dydt.tail(tree_.nv));
-    if (!loops_.empty()) loops_.constrain(q, v, ws_, dydt.tail(tree_.nv));
-  }
-
-  // The contact interface of common/contact_events.hpp (tree_contacts.hpp does the mechanics).
-  ContactSet& contact_set() { return contacts_.set(); }
-  void contact_state(const State& y, Eigen::VectorXd& gap, Eigen::VectorXd& vn) {
-    contacts_.state(y.head(tree_.nq), y.tail(tree_.nv), ws_, gap, vn);
-  }
-  void closed_forces(const State& y, Eigen::VectorXd& force) {
-    rhs(0.0, y, cdy_);
-    contacts_.closed_forces(force);
-  }
-  void apply_impulses(State& y, const std::vector<int>& idx, const std::vector<char>& eq, const Eigen::VectorXd& e, int k,
-                      Eigen::VectorXd& impulse, Eigen::VectorXd& vn_after) {
-    contacts_.apply_impulses(y.head(tree_.nq), y.tail(tree_.nv), ws_, idx, eq, e, k, impulse, vn_after);
-  }
-  void initial_state(State& y) const {
-    y.head(tree_.nq) = tree_.q0;
-    y.tail(tree_.nv) = tree_.v0;
-  }
-  // Quaternions renormalized, loops closed by projection after every step (file comment).
-  void finish_step(double t, State& y) {
-    normalize(tree_, y.head(tree_.nq));
-    if (!loops_.empty()) loops_.project(t, y.head(tree_.nq), y.tail(tree_.nv), ws_);
-  }
-  void model_state(const State& y, Eigen::VectorXd& qn, Eigen::VectorXd& vn) {
-    recursive::model_state(tree_, model_, y.head(tree_.nq), y.tail(tree_.nv), ws_, qn, vn);
-  }
-
- private:
-  const Model& model_;
-  SpatialTree tree_;
-  Algorithm algorithm_;
-  TreeContacts contacts_;
-  LoopClosure loops_;  // the cut joints' rows (none on a tree)
-  TreeWorkspace ws_;
-  TreeForces forces_;  // the force elements (none: nothing evaluated)
-  State cdy_;  // closed_forces' right-hand side
-};
 
 class Recursive final : public Formulation {
  public:
@@ -116,19 +53,7 @@ class Recursive final : public Formulation {
   Accepts accepts() const override {
     return {{ElementRole::kForce, ElementRole::kContact}, tree_joint_types()};
   }
-  std::string structure_unsupported_reason(const Model& model) const override {
-    SpatialTree tree;
-    if (std::string why = build_spatial_tree(model, tree); !why.empty()) return why;
-    if (!TreeContacts(model, tree).mapped()) return "a contact's point is not a point of the tree";
-    if (!tree.cuts.empty()) {
-      if (TreeContacts(model, tree).active())
-        return fmt::format("contacts on a closed loop (joint {} closes one): not implemented", tree.cuts.front()->name);
-      if (tree.has_quaternions)
-        return fmt::format("a closed loop (joint {} closes one) on a tree with spherical joints or spatial rods: not implemented",
-                           tree.cuts.front()->name);
-    }
-    return "";
-  }
+  std::string structure_unsupported_reason(const Model& model) const override { return tree_ode_unsupported_reason(model); }
   std::string linearization_unsupported_reason(const Model& model) const override {
     return linearizer_unsupported_reason(model);
   }
@@ -157,5 +82,20 @@ class Recursive final : public Formulation {
 }  // namespace
 
 MBS_REGISTER_FORMULATION(Recursive);
+
+std::string tree_ode_unsupported_reason(const Model& model, SpatialTree* built) {
+  SpatialTree local;
+  SpatialTree& tree = built != nullptr ? *built : local;
+  if (std::string why = build_spatial_tree(model, tree); !why.empty()) return why;
+  if (!TreeContacts(model, tree).mapped()) return "a contact's point is not a point of the tree";
+  if (!tree.cuts.empty()) {
+    if (TreeContacts(model, tree).active())
+      return fmt::format("contacts on a closed loop (joint {} closes one): not implemented", tree.cuts.front()->name);
+    if (tree.has_quaternions)
+      return fmt::format("a closed loop (joint {} closes one) on a tree with spherical joints or spatial rods: not implemented",
+                         tree.cuts.front()->name);
+  }
+  return "";
+}
 
 }  // namespace mbs::recursive
