@@ -1,7 +1,8 @@
 // One forward-dynamics call of formulation "recursive"'s algorithms on a planar chain of N point
 // masses on rods (tests/support/models.hpp: 1 kg each, a zigzag of unit-length links from a ground
 // pivot, at rest), for the cost per body of each path: aba (the pin path on such a chain),
-// aba_planar, aba_spatial, crba. Names: aba/<path>/chain=<N>; filter with --benchmark_filter=aba/.
+// aba_planar, aba_spatial, crba (its pin path here), crba_spatial. Names: aba/<path>/chain=<N>;
+// filter with --benchmark_filter=aba/.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -32,14 +33,28 @@ using Algorithm = void (*)(const mbs::recursive::SpatialTree&, const Eigen::Ref<
                            const Eigen::Ref<const Eigen::VectorXd>&, mbs::recursive::TreeWorkspace&,
                            Eigen::Ref<Eigen::VectorXd>, const mbs::recursive::BodyForces*);
 
+// CRBA on the spatial path whatever the tree (crba() takes the pin path on this chain): kinematics,
+// H and the bias by composite inertias and recursive Newton-Euler, the LTDL factor and solve; set
+// beside aba_spatial, as Featherstone's operation counts set the spatial algorithms side by side.
+void crba_spatial(const mbs::recursive::SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                  const Eigen::Ref<const Eigen::VectorXd>& qd, mbs::recursive::TreeWorkspace& ws,
+                  Eigen::Ref<Eigen::VectorXd> qdd, const mbs::recursive::BodyForces* f_ext) {
+  mbs::recursive::kinematics(tree, q, qd, ws);
+  mbs::recursive::mass_matrix_and_bias(tree, ws, f_ext);
+  mbs::recursive::ltdl_factor(tree, ws.H);
+  qdd = ws.b;
+  mbs::recursive::ltdl_solve(tree, ws.H, qdd);
+}
+
 const bool registered = [] {
   const std::pair<const char*, Algorithm> paths[] = {{"aba", mbs::recursive::aba},
                                                      {"aba_planar", mbs::recursive::aba_planar},
                                                      {"aba_spatial", mbs::recursive::aba_spatial},
-                                                     {"crba", mbs::recursive::crba}};
+                                                     {"crba", mbs::recursive::crba},
+                                                     {"crba_spatial", crba_spatial}};
   for (const auto& [path, algorithm] : paths)
-    for (const int n : {2, 5, 10, 20, 30, 50, 100, 1000}) {  // 30: Featherstone's chain (results/scaling)
-      if (std::string(path) == "crba" && n > 100) continue;  // O(N^3) on a chain
+    for (const int n : {2, 3, 4, 5, 6, 8, 10, 20, 30, 50, 100, 1000}) {  // 30: Featherstone's chain (results/scaling)
+      if (std::string(path).rfind("crba", 0) == 0 && n > 100) continue;  // O(N^3) on a chain
       const std::string name = std::string("aba/") + path + "/chain=" + std::to_string(n);
       benchmark::RegisterBenchmark(name.c_str(), [algorithm = algorithm, n](benchmark::State& state) {
         mbs::recursive::SpatialTree tree;
