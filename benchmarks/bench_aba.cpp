@@ -33,25 +33,12 @@ using Algorithm = void (*)(const mbs::recursive::SpatialTree&, const Eigen::Ref<
                            const Eigen::Ref<const Eigen::VectorXd>&, mbs::recursive::TreeWorkspace&,
                            Eigen::Ref<Eigen::VectorXd>, const mbs::recursive::BodyForces*);
 
-// CRBA on the spatial path whatever the tree (crba() takes the pin path on this chain): kinematics,
-// H and the bias by composite inertias and recursive Newton-Euler, the LTDL factor and solve; set
-// beside aba_spatial, as Featherstone's operation counts set the spatial algorithms side by side.
-void crba_spatial(const mbs::recursive::SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
-                  const Eigen::Ref<const Eigen::VectorXd>& qd, mbs::recursive::TreeWorkspace& ws,
-                  Eigen::Ref<Eigen::VectorXd> qdd, const mbs::recursive::BodyForces* f_ext) {
-  mbs::recursive::kinematics(tree, q, qd, ws);
-  mbs::recursive::mass_matrix_and_bias(tree, ws, f_ext);
-  mbs::recursive::ltdl_factor(tree, ws.H);
-  qdd = ws.b;
-  mbs::recursive::ltdl_solve(tree, ws.H, qdd);
-}
-
 const bool registered = [] {
   const std::pair<const char*, Algorithm> paths[] = {{"aba", mbs::recursive::aba},
                                                      {"aba_planar", mbs::recursive::aba_planar},
                                                      {"aba_spatial", mbs::recursive::aba_spatial},
                                                      {"crba", mbs::recursive::crba},
-                                                     {"crba_spatial", crba_spatial}};
+                                                     {"crba_spatial", mbs::recursive::crba_spatial}};
   for (const auto& [path, algorithm] : paths)
     for (const int n : {2, 3, 4, 5, 6, 8, 10, 20, 30, 50, 100, 1000}) {  // 30: Featherstone's chain (results/scaling)
       if (std::string(path).rfind("crba", 0) == 0 && n > 100) continue;  // O(N^3) on a chain

@@ -49,19 +49,18 @@ std::unique_ptr<Simulator> make_sized(const ErkCase& c, const Model& model, Join
 }
 
 // Which description of the model minimal runs: its planar rods in absolute angles or its hinge
-// where they apply and no force element acts, else recursive's spanning tree.
+// where they apply and no force element acts (the one built is left in tree or hinge), else
+// recursive's spanning tree.
 enum class Path { kRods, kHinge, kTree };
 
-Path path_of(const Model& model) {
+Path path_of(const Model& model, JointTree& tree, Hinge& hinge) {
   for (const auto& e : model.elements)
     if (e->role() != ElementRole::kContact && e->tree_joint().type != TreeJointType::kRod &&
         e->tree_joint().type != TreeJointType::kSpherical)
       return Path::kTree;
   if (model.bodies.empty()) {
-    JointTree tree;
     if (build_joint_tree(model, tree).empty()) return Path::kRods;
   } else {
-    Hinge hinge;
     if (build_hinge(model, hinge).empty()) return Path::kHinge;
   }
   return Path::kTree;
@@ -89,7 +88,9 @@ class Minimal final : public Formulation {
     return {{ElementRole::kForce, ElementRole::kContact}, recursive::tree_joint_types()};
   }
   std::string structure_unsupported_reason(const Model& model) const override {
-    switch (path_of(model)) {
+    JointTree rods;
+    Hinge hinge;
+    switch (path_of(model, rods, hinge)) {
       case Path::kHinge:
         return "";
       case Path::kRods: {
@@ -106,17 +107,13 @@ class Minimal final : public Formulation {
   }
   std::unique_ptr<Simulator> create(const Model& model, const std::string& integrator, double setting) const override {
     const ErkCase c = cases_.find(name(), integrator, setting);
-    switch (path_of(model)) {
-      case Path::kHinge: {
-        Hinge hinge;
-        if (const std::string why = build_hinge(model, hinge); !why.empty()) throw SolverError(why);
+    JointTree rods;
+    Hinge hinge;
+    switch (path_of(model, rods, hinge)) {
+      case Path::kHinge:
         return make_hinge_simulator(c, model, hinge, setting);
-      }
-      case Path::kRods: {
-        JointTree tree;
-        if (const std::string why = build_joint_tree(model, tree); !why.empty()) throw SolverError(why);
-        return make_sized(c, model, std::move(tree), setting);
-      }
+      case Path::kRods:
+        return make_sized(c, model, std::move(rods), setting);
       case Path::kTree:
         break;
     }

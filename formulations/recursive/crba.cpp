@@ -141,6 +141,12 @@ void crba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::Vec
 void crba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
           TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd, const BodyForces* f_ext) {
   if (tree.pins) return crba_planar_pins(tree, q, qd, ws, qdd, f_ext);
+  crba_spatial(tree, q, qd, ws, qdd, f_ext);
+}
+
+void crba_spatial(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                  const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd,
+                  const BodyForces* f_ext) {
   kinematics(tree, q, qd, ws);
   mass_matrix_and_bias(tree, ws, f_ext);
   ltdl_factor(tree, ws.H);

@@ -13,6 +13,11 @@ namespace mbs::recursive {
 // LTDL, Table 6.3), O(N d^2) for depth d.
 void crba(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q, const Eigen::Ref<const Eigen::VectorXd>& qd,
           TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd, const BodyForces* f_ext = nullptr);
+// crba() on the spatial path whatever the tree: kinematics, H and the bias (mass_matrix_and_bias),
+// the LTDL factor and solve (benchmarks set it beside aba_spatial).
+void crba_spatial(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
+                  const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd,
+                  const BodyForces* f_ext = nullptr);
 // crba() on a planar tree of pins (tree.pins), on scalars as aba_planar_pins: what crba() runs there.
 void crba_planar_pins(const SpatialTree& tree, const Eigen::Ref<const Eigen::VectorXd>& q,
                       const Eigen::Ref<const Eigen::VectorXd>& qd, TreeWorkspace& ws, Eigen::Ref<Eigen::VectorXd> qdd,
