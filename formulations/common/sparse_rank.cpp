@@ -34,19 +34,32 @@ std::vector<int> sparse_independent_rows(const SparseJacobian& J, double thresho
     }
     largest = std::max(largest, std::sqrt(sq));
   }
-  // Heath's rank detection: a column whose remaining norm is at most tol is dead, and moved after the
-  // live ones in E; the first `rank` columns of A E are independent.
+  // Heath's rank detection: a column whose remaining norm is at most tol is dead and gets no pivot.
+  // The fixed ordering takes the columns in the rows' order, so that the kept rows are those of the
+  // dense path (dense_independent_rows), not the ones a fill-reducing order happens to reach first;
+  // it returns no E, and R is squeezed: the k-th live column has its diagonal in row k, a dead
+  // column after k live ones has entries in rows below k only.
   cholmod_sparse* R = nullptr;
   SuiteSparse_long* E = nullptr;
-  const SuiteSparse_long rank =
-      SuiteSparseQR<double>(SPQR_ORDERING_DEFAULT, threshold * largest, 0, A, &R, &E, &cc);
+  const SuiteSparse_long rank = SuiteSparseQR<double>(SPQR_ORDERING_FIXED, threshold * largest, 0, A, &R, &E, &cc);
   std::vector<int> rows;
-  if (rank >= 0 && cc.status == CHOLMOD_OK) {
+  bool ok = rank >= 0 && cc.status == CHOLMOD_OK && R && !E && static_cast<long>(R->ncol) == nc;
+  if (ok) {
+    const auto* Rp = static_cast<const SuiteSparse_long*>(R->p);
+    const auto* Ri = static_cast<const SuiteSparse_long*>(R->i);
+    const auto* Rx = static_cast<const double*>(R->x);
+    const auto* Rnz = static_cast<const SuiteSparse_long*>(R->nz);  // column counts when not packed
     rows.reserve(rank);
-    for (SuiteSparse_long k = 0; k < rank; ++k) rows.push_back(static_cast<int>(E ? E[k] : k));
-    std::sort(rows.begin(), rows.end());
+    for (long j = 0; j < nc; ++j) {
+      const auto k = static_cast<SuiteSparse_long>(rows.size());
+      const SuiteSparse_long end = R->packed ? Rp[j + 1] : Rp[j] + Rnz[j];
+      bool pivot = false;
+      for (SuiteSparse_long p = Rp[j]; p < end; ++p)
+        if (Ri[p] == k && Rx[p] != 0.0) pivot = true;
+      if (pivot) rows.push_back(static_cast<int>(j));
+    }
+    ok = static_cast<SuiteSparse_long>(rows.size()) == rank;
   }
-  const bool ok = rank >= 0 && cc.status == CHOLMOD_OK;
   if (R) cholmod_l_free_sparse(&R, &cc);
   if (E) cholmod_l_free(nc, sizeof(SuiteSparse_long), E, &cc);
   cholmod_l_free_sparse(&A, &cc);
