@@ -3,6 +3,7 @@
 // converged reference: computed from two formulations, stored, read back, refused when stale.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
@@ -148,6 +149,27 @@ TEST(ConvergedReference, CasesThatDisagreeAreRefusedWithTheirNumbers) {
     EXPECT_NE(what.find("minimal/rk4 and projection/fehlberg8-fixed disagree by"), std::string::npos) << what;
     EXPECT_NE(what.find("not 100x below the rule's 0.0001 m"), std::string::npos) << what;
   }
+}
+
+// --timeout bounds each reference case: one that would take minutes (1e-7 s steps) ends within about
+// a step of the budget with ReferenceTimedOut, naming the case, and leaves no cancellation behind.
+TEST(ConvergedReference, ACaseOverTheTimeoutEndsTheRunNamingIt) {
+  std::string text = converged_pendulum_text();
+  text.replace(text.find("step: 1.0e-3"), 12, "step: 1.0e-7");
+  Problem p = load_problem_text(text, "slow.yaml");
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    attach_reference(p, ReferenceOptions{"/nonexistent", false, 0.2});
+    FAIL() << "finished";
+  } catch (const ReferenceTimedOut& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("slow.yaml: computing the converged reference: case minimal/rk4 at step 1e-07 s ran out of "
+                        "--timeout 0.2 s"),
+              std::string::npos)
+        << what;
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+  EXPECT_FALSE(cancellation_requested());
 }
 
 std::string error_of(const std::string& text) {

@@ -293,7 +293,7 @@ Session load_session(const Options& o) {
     const bool sweep = o.sweep_modes() > 0;
     s.references.push_back(attach_reference(
         p, ReferenceOptions{sweep && stored_with_partials && !o.rebuild_reference ? o.partials_dir : o.results_dir,
-                            o.rebuild_reference}));
+                            o.rebuild_reference, o.timeout}));
     if (sweep && !o.merge && s.references.back().computed) store_reference(p, o.partials_dir);
   }
   return s;
@@ -546,6 +546,9 @@ int main(int argc, char** argv) {
     check_options(o);
     session = load_session(o);
   } catch (const LoadTimedOut& e) {
+    std::cerr << "bench: " << e.what() << "\n";
+    return kExitCaseFailed;
+  } catch (const ReferenceTimedOut& e) {
     std::cerr << "bench: " << e.what() << "\n";
     return kExitCaseFailed;
   } catch (const std::exception& e) {

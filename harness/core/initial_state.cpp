@@ -27,6 +27,7 @@ std::string project_initial_state(Model& model) {
   const Eigen::VectorXd Minv = nat.M_diag().cwiseInverse();
   Eigen::MatrixXd J(model.nc(), model.nq());
   for (int it = 0; it < kMaxIterations; ++it) {
+    throw_if_cancelled("projecting the initial state");  // at load: --timeout's reading budget
     nat.Phi(q, phi);
     if (phi.cwiseAbs().maxCoeff() < kProjectionTol) break;
     nat.Phi_q(q, J);

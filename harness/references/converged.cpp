@@ -9,10 +9,12 @@
 
 #include <iostream>
 
+#include "core/cancellation.hpp"
 #include "core/formulation.hpp"
 #include "problem/yaml_reader.hpp"
 #include "run/point_sampler.hpp"
 #include "run/reference_setup.hpp"
+#include "run/watchdog.hpp"
 
 namespace mbs {
 namespace {
@@ -58,7 +60,7 @@ std::vector<std::string> reference_columns(const Problem& problem) {
 }
 
 std::shared_ptr<const ReferenceTrajectory> compute_converged_reference(const Problem& problem,
-                                                                       void (*progress)(const std::string&)) {
+                                                                       void (*progress)(const std::string&), double timeout) {
   const Reader rd(problem.file);
   const ConvergedReference* converged = reference_as<ConvergedReference>(problem);
   if (!converged) throw ProblemError(fmt::format("{}: the problem has no converged reference", problem.file));
@@ -93,6 +95,7 @@ std::shared_ptr<const ReferenceTrajectory> compute_converged_reference(const Pro
     if (progress) progress(fmt::format("reference case {} at {} ...", c.name(), setting_text(c)));
     const auto start = std::chrono::steady_clock::now();
     try {
+      const Watchdog watchdog(timeout);
       const double setting = c.fixed_step ? fixed_step(problem.run.end_time, c.setting) : c.setting;
       const std::unique_ptr<Simulator> sim = f->create(problem.model, c.integrator, setting);
       Recorder recorder(problem, runs[i]);
@@ -101,6 +104,12 @@ std::shared_ptr<const ReferenceTrajectory> compute_converged_reference(const Pro
         rd.fail_at(c.mark, fmt::format("reference case {} stopped at t = {:g} s, before the end time", c.name(), recorder.last_time()));
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       done.push_back(fmt::format("{} at {} ({} steps, {:.1f} s)", c.name(), setting_text(c), stats.steps, wall));
+    } catch (const Cancelled&) {
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      throw ReferenceTimedOut(fmt::format(
+          "{}: computing the converged reference: case {} at {} ran out of --timeout {:g} s after {:.1f} s; nothing was run "
+          "(the reference is stored once computed: compute it with a larger --timeout, or none)",
+          problem.file, c.name(), setting_text(c), timeout, wall));
     } catch (const SolverError& e) {
       rd.fail_at(c.mark, fmt::format("reference case {} at {} failed: {}", c.name(), setting_text(c), e.what()));
     }
@@ -241,7 +250,7 @@ std::shared_ptr<const ReferenceTrajectory> ConvergedReference::trajectory(const 
     why = "--rebuild-reference";
   }
   to_stderr(fmt::format("{}: computing the converged reference ({})", problem.name, why));
-  auto computed = compute_converged_reference(problem, to_stderr);
+  auto computed = compute_converged_reference(problem, to_stderr, options.timeout);
   setup.computed = true;
   setup.note = fmt::format("converged reference computed: {}; uncertainty {:.3g} m", computed->provenance, computed->uncertainty);
   to_stderr(fmt::format("{}: {}", problem.name, setup.note));

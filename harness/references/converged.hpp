@@ -46,10 +46,12 @@ inline constexpr double kReferenceMargin = 100.0;
 
 // Runs the problem's reference cases and compares them. Throws ProblemError (file:line:col of the
 // case or of the reference section) when a case is unknown or unsupported, fails, or the cases
-// disagree by more than the rule's threshold / kReferenceMargin. `progress` (may be null) gets one
-// line per case.
+// disagree by more than the rule's threshold / kReferenceMargin; ReferenceTimedOut when a case, its
+// set-up and run together, takes more than `timeout` s (> 0; each case has the budget of its own,
+// as a row's case has under --timeout). `progress` (may be null) gets one line per case.
 std::shared_ptr<const ReferenceTrajectory> compute_converged_reference(const Problem& problem,
-                                                                       void (*progress)(const std::string&) = nullptr);
+                                                                       void (*progress)(const std::string&) = nullptr,
+                                                                       double timeout = 0.0);
 
 // The stored form: '#' header lines (problem hash, provenance, uncertainty, sizes, points), then
 // one CSV row per output time: t, then each point's coordinates.
