@@ -53,7 +53,7 @@ std::vector<int> expect_same_rows_and_span(const Model& model, int expected_rank
 }
 
 // The rule on a matrix whose answer is read off: row 2 = row 0 + row 1 and row 4 = 2 row 3 are the
-// later copies, dropped; row 5 differs from row 3 by 1e-12 of its norm (a copy to the threshold),
+// later copies, dropped; row 5 differs from row 3 by 1e-12 of its norm (a copy within the threshold),
 // row 6 by 1e-6 (kept).
 TEST(SparseRank, KeepsTheFirstIndependentRowsInOrder) {
   Eigen::MatrixXd J(7, 5);

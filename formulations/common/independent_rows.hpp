@@ -62,8 +62,8 @@ inline std::vector<int> dense_independent_rows(const Eigen::MatrixXd& J, double 
   return rows;
 }
 
-// The rows of Phi_q(q0) independent of the rows before them, ascending. Throws Cancelled when the case's time budget
-// ran out.
+// The rows of Phi_q(q0) independent of the rows before them, ascending. Throws Cancelled when the
+// case's time budget ran out.
 inline std::vector<int> independent_rows(const NaturalCoordinates& nat, const Model& model) {
   std::vector<int> rows;
   if (nat.nc() == 0) return rows;
