@@ -11,6 +11,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "core/cancellation.hpp"
 #include "references/converged.hpp"
 #include "run/point_sampler.hpp"
 #include "run/reference_setup.hpp"
@@ -152,7 +153,7 @@ TEST(ConvergedReference, CasesThatDisagreeAreRefusedWithTheirNumbers) {
 }
 
 // --timeout bounds each reference case: one that would take minutes (1e-7 s steps) ends within about
-// a step of the budget with ReferenceTimedOut, naming the case, and leaves no cancellation behind.
+// a step of the budget with PreparationTimedOut, naming the case, and leaves no cancellation behind.
 TEST(ConvergedReference, ACaseOverTheTimeoutEndsTheRunNamingIt) {
   std::string text = converged_pendulum_text();
   text.replace(text.find("step: 1.0e-3"), 12, "step: 1.0e-7");
@@ -161,7 +162,7 @@ TEST(ConvergedReference, ACaseOverTheTimeoutEndsTheRunNamingIt) {
   try {
     attach_reference(p, ReferenceOptions{"/nonexistent", false, 0.2});
     FAIL() << "finished";
-  } catch (const ReferenceTimedOut& e) {
+  } catch (const PreparationTimedOut& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("slow.yaml: computing the converged reference: case minimal/rk4 at step 1e-07 s ran out of "
                         "--timeout 0.2 s"),

@@ -256,11 +256,6 @@ Summary check_baseline(const Options& o, const std::vector<Problem>& problems) {
   return base;
 }
 
-// A problem file not read within --timeout: not bad input, a run that failed (exit 1).
-struct LoadTimedOut : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
 Session load_session(const Options& o) {
   Session s;
   std::vector<std::string> files;
@@ -279,7 +274,7 @@ Session load_session(const Options& o) {
     try {
       s.problems.push_back(load_problem(f, LoadOptions{o.project_initial_state}));
     } catch (const Cancelled&) {
-      throw LoadTimedOut(fmt::format("{}: reading the problem took more than --timeout {:g} s; nothing was run", f, o.timeout));
+      throw PreparationTimedOut(fmt::format("{}: reading the problem took more than --timeout {:g} s; nothing was run", f, o.timeout));
     }
   }
   s.cases = select_cases(o.formulation);
@@ -545,10 +540,7 @@ int main(int argc, char** argv) {
   try {
     check_options(o);
     session = load_session(o);
-  } catch (const LoadTimedOut& e) {
-    std::cerr << "bench: " << e.what() << "\n";
-    return kExitCaseFailed;
-  } catch (const ReferenceTimedOut& e) {
+  } catch (const PreparationTimedOut& e) {
     std::cerr << "bench: " << e.what() << "\n";
     return kExitCaseFailed;
   } catch (const std::exception& e) {

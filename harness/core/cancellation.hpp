@@ -5,6 +5,8 @@
 // up front when too large (e.g. common/independent_rows.hpp).
 #pragma once
 
+#include <stdexcept>
+
 #include "core/formulation.hpp"
 
 namespace mbs {
@@ -18,6 +20,12 @@ inline constexpr double kMaxUninterruptibleDenseWork = 2e9;
 class Cancelled : public SolverError {
  public:
   using SolverError::SolverError;
+};
+
+// --timeout spent before any case ran (reading a problem file, computing its reference): not bad
+// input but a run that failed; bench exits 1 and runs nothing.
+struct PreparationTimedOut : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 // Throws Cancelled, naming `where`, once cancellation is requested.

@@ -1,6 +1,5 @@
 #include "references/converged.hpp"
 
-#include <chrono>
 #include <filesystem>
 #include <cmath>
 #include <fmt/format.h>
@@ -93,23 +92,20 @@ std::shared_ptr<const ReferenceTrajectory> compute_converged_reference(const Pro
     if (const std::string why = f->unsupported_reason(problem.model); !why.empty())
       rd.fail_at(c.mark, fmt::format("reference case {} cannot run this problem: {}", c.name(), why));
     if (progress) progress(fmt::format("reference case {} at {} ...", c.name(), setting_text(c)));
-    const auto start = std::chrono::steady_clock::now();
+    const Watchdog watchdog(timeout);  // the case's set-up and run; lifted when the iteration ends
     try {
-      const Watchdog watchdog(timeout);
       const double setting = c.fixed_step ? fixed_step(problem.run.end_time, c.setting) : c.setting;
       const std::unique_ptr<Simulator> sim = f->create(problem.model, c.integrator, setting);
       Recorder recorder(problem, runs[i]);
       const RunStats stats = sim->run(problem.run.end_time, &recorder);
       if (!recorder.complete())
         rd.fail_at(c.mark, fmt::format("reference case {} stopped at t = {:g} s, before the end time", c.name(), recorder.last_time()));
-      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      done.push_back(fmt::format("{} at {} ({} steps, {:.1f} s)", c.name(), setting_text(c), stats.steps, wall));
+      done.push_back(fmt::format("{} at {} ({} steps, {:.1f} s)", c.name(), setting_text(c), stats.steps, watchdog.elapsed_s()));
     } catch (const Cancelled&) {
-      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      throw ReferenceTimedOut(fmt::format(
+      throw PreparationTimedOut(fmt::format(
           "{}: computing the converged reference: case {} at {} ran out of --timeout {:g} s after {:.1f} s; nothing was run "
           "(the reference is stored once computed: compute it with a larger --timeout, or none)",
-          problem.file, c.name(), setting_text(c), timeout, wall));
+          problem.file, c.name(), setting_text(c), timeout, watchdog.elapsed_s()));
     } catch (const SolverError& e) {
       rd.fail_at(c.mark, fmt::format("reference case {} at {} failed: {}", c.name(), setting_text(c), e.what()));
     }

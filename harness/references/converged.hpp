@@ -46,7 +46,7 @@ inline constexpr double kReferenceMargin = 100.0;
 
 // Runs the problem's reference cases and compares them. Throws ProblemError (file:line:col of the
 // case or of the reference section) when a case is unknown or unsupported, fails, or the cases
-// disagree by more than the rule's threshold / kReferenceMargin; ReferenceTimedOut when a case, its
+// disagree by more than the rule's threshold / kReferenceMargin; PreparationTimedOut when a case, its
 // set-up and run together, takes more than `timeout` s (> 0; each case has the budget of its own,
 // as a row's case has under --timeout). `progress` (may be null) gets one line per case.
 std::shared_ptr<const ReferenceTrajectory> compute_converged_reference(const Problem& problem,

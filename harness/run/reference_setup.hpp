@@ -3,7 +3,6 @@
 // reference read from results/<problem>/reference/ or computed).
 #pragma once
 
-#include <stdexcept>
 #include <string>
 
 #include "problem/problem.hpp"
@@ -16,11 +15,6 @@ struct ReferenceOptions {
   double timeout = 0.0;                 // --timeout: the budget of each reference case computed (s); 0: none
 };
 
-// A computed reference's case not finished within --timeout: not bad input, a run that failed
-// (bench exits 1, nothing run).
-struct ReferenceTimedOut : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 // What attach_reference did, for the log and the summary.
 struct ReferenceSetup {
@@ -29,8 +23,8 @@ struct ReferenceSetup {
 };
 
 // Sets problem.reference_trajectory. Throws ProblemError when a converged reference cannot be
-// defended (see references/converged.hpp), ReferenceTimedOut when one of its cases runs out of
-// options.timeout.
+// defended (see references/converged.hpp), PreparationTimedOut (core/cancellation.hpp) when one of its
+// cases runs out of options.timeout.
 ReferenceSetup attach_reference(Problem& problem, const ReferenceOptions& options);
 
 // results_dir/<problem>/reference/trajectory.csv
