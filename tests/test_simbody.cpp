@@ -163,8 +163,27 @@ TEST(Simbody, CasesAreSimbodysIntegratorsButCpodes) {
   MBS_NEED_SIMBODY();
   std::vector<std::string> names;
   for (const IntegratorInfo& i : simbody().integrators()) names.push_back(i.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"rk-merson", "rk-feldberg", "rk3", "verlet", "semi-explicit-euler2"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"rk-merson", "rk-feldberg", "rk3", "verlet", "semi-explicit-euler2",
+                                             "rk-merson-ctol1e-12", "rk-feldberg-ctol1e-12"}));
   EXPECT_THROW(simbody().create(problem("planar_pendulum").model, "cpodes", 1e-6), SolverError);
+}
+
+// The constraint tolerance is the cases' second knob: Andrews' squeezer (five loop constraints) at a
+// loose accuracy keeps |Phi| near the accuracy under Simbody's default and near round-off (on a
+// 0.035 m mechanism) with the tolerance fixed at 1e-12; the motion itself stays within the accuracy.
+TEST(Simbody, FixedConstraintToleranceHoldsTheLoopsAtAnyAccuracy) {
+  MBS_NEED_SIMBODY();
+  const Problem p = problem("andrews");
+  const double accuracy = 1e-4, t = 0.003;
+  auto tied = simbody().create(p.model, "rk-merson", accuracy);
+  auto fixed = simbody().create(p.model, "rk-merson-ctol1e-12", accuracy);
+  testing::Monitor tied_mon(p.model), fixed_mon(p.model);
+  tied->run(t, &tied_mon);
+  fixed->run(t, &fixed_mon);
+  EXPECT_GT(tied_mon.max_Phi, 1e-9);
+  EXPECT_LT(tied_mon.max_Phi, 10 * accuracy);
+  EXPECT_LT(fixed_mon.max_Phi, 1e-10);
+  EXPECT_LT((fixed_mon.q_final - tied_mon.q_final).cwiseAbs().maxCoeff(), 10 * accuracy);
 }
 
 // The rows are an engine's: the harness and the suites tell them apart by this declaration.

@@ -13,6 +13,14 @@ namespace mbs::simbody {
 // Simbody's integrators (SimTKmath), every one error-controlled: the setting is the accuracy.
 enum class Integrator { kMerson, kFeldberg, kRk3, kVerlet, kSemiExplicitEuler2 };
 
+// An integrator and its constraint tolerance (setConstraintTolerance). Simbody's default ties the
+// latter to the accuracy; a fixed one holds loop constraints near round-off at any accuracy, which
+// singular positions need (docs/engines.md, "Simbody at A02's singular positions").
+struct Method {
+  Integrator integrator;
+  double constraint_tolerance = 0.0;  // 0: the accuracy, Simbody's default; else min(this, accuracy)
+};
+
 // Not CPodes, Simbody's fork of SUNDIALS CVODE: libSimTKmath exports its C functions (N_VSpace,
 // ...) under SUNDIALS' names, mbsbench links SUNDIALS 6 for its own formulations, and the dynamic
 // linker binds CPodes' calls to SUNDIALS 6's incompatible N_Vector functions: CPodeInit aborts (an
@@ -21,7 +29,7 @@ enum class Integrator { kMerson, kFeldberg, kRk3, kVerlet, kSemiExplicitEuler2 }
 // Empty when the adapter builds this model; otherwise why not (the stub: the engine is not built).
 std::string unsupported_reason(const Model& model);
 // Setup (the Simbody system, its initial state and the integrator) for one model and accuracy.
-std::unique_ptr<Simulator> create_simulator(const Model& model, Integrator integrator, double accuracy);
+std::unique_ptr<Simulator> create_simulator(const Model& model, Method method, double accuracy);
 // Linearization about the initial configuration (Simbody's M and differences of its dynamics): empty
 // when the adapter linearizes this model (a tree, gravity the only load), otherwise why not.
 std::string linearization_unsupported_reason(const Model& model);

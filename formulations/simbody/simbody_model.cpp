@@ -16,6 +16,7 @@
 #include <Simbody.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "common/joint_graph.hpp"
@@ -393,13 +394,14 @@ std::unique_ptr<SimTK::Integrator> make_integrator(Integrator kind, const SimTK:
 // the initial state (set-up built it), then stepTo(t_end) returning after every internal step.
 class SimbodySimulator final : public Simulator {
  public:
-  SimbodySimulator(const Model& model, Integrator kind, double accuracy)
+  SimbodySimulator(const Model& model, Method method, double accuracy)
       : Simulator(model), engine_(std::make_unique<Engine>(model)) {
     if (!engine_->why().empty()) throw SolverError(engine_->why());
-    integ_ = make_integrator(kind, engine_->system());
+    integ_ = make_integrator(method.integrator, engine_->system());
     integ_->setAccuracy(accuracy);
-    // Simbody's default ties the constraint tolerance to the accuracy; set so explicitly.
-    integ_->setConstraintTolerance(accuracy);
+    // The case's fixed constraint tolerance, or Simbody's default (the accuracy), set explicitly.
+    integ_->setConstraintTolerance(method.constraint_tolerance > 0.0 ? std::min(method.constraint_tolerance, accuracy)
+                                                                      : accuracy);
     integ_->setReturnEveryInternalStep(true);
   }
 
@@ -577,9 +579,9 @@ std::string unsupported_reason(const Model& model) {
   }
 }
 
-std::unique_ptr<Simulator> create_simulator(const Model& model, Integrator integrator, double accuracy) {
+std::unique_ptr<Simulator> create_simulator(const Model& model, Method method, double accuracy) {
   try {
-    return std::make_unique<SimbodySimulator>(model, integrator, accuracy);
+    return std::make_unique<SimbodySimulator>(model, method, accuracy);
   } catch (const SolverError&) {
     throw;
   } catch (const std::exception& e) {

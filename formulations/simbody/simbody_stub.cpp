@@ -9,7 +9,7 @@ constexpr const char* kNotBuilt = "engine not built: libsimbody-dev was not foun
 
 std::string unsupported_reason(const Model& /*model*/) { return kNotBuilt; }
 
-std::unique_ptr<Simulator> create_simulator(const Model& /*model*/, Integrator /*integrator*/, double /*accuracy*/) {
+std::unique_ptr<Simulator> create_simulator(const Model& /*model*/, Method /*method*/, double /*accuracy*/) {
   throw SolverError(kNotBuilt);
 }
 
