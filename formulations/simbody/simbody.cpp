@@ -25,7 +25,7 @@ constexpr double kTightConstraints = 1e-12;
 
 // Simbody's integrators but CPodes (simbody_adapter.hpp says why it cannot run here), the constraint
 // tolerance tied to the accuracy as Simbody's default ties it; then the two 4(5) integrators with a
-// fixed tight one, which A02's singular positions need and which costs steps elsewhere.
+// fixed tight one, which keeps A02's cranks on their branch and costs steps elsewhere.
 constexpr std::array<Case, 7> kCases{{
     {"rk-merson", {Integrator::kMerson},
      "Simbody RungeKuttaMersonIntegrator: Merson 4(5), adaptive, accuracy-controlled", kTightest},

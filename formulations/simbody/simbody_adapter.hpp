@@ -15,7 +15,7 @@ enum class Integrator { kMerson, kFeldberg, kRk3, kVerlet, kSemiExplicitEuler2 }
 
 // An integrator and its constraint tolerance (setConstraintTolerance). Simbody's default ties the
 // latter to the accuracy; a fixed one holds loop constraints near round-off at any accuracy, which
-// singular positions need (docs/engines.md, "Simbody at A02's singular positions").
+// keeps A02's cranks on their branch (docs/engines.md, "Simbody at A02's singular positions").
 struct Method {
   Integrator integrator;
   double constraint_tolerance = 0.0;  // 0: the accuracy, Simbody's default; else min(this, accuracy)
