@@ -168,9 +168,9 @@ TEST(Simbody, CasesAreSimbodysIntegratorsButCpodes) {
   EXPECT_THROW(simbody().create(problem("planar_pendulum").model, "cpodes", 1e-6), SolverError);
 }
 
-// The constraint tolerance is the cases' second knob: Andrews' squeezer (five loop constraints) at a
-// loose accuracy keeps |Phi| near the accuracy under Simbody's default and near round-off (on a
-// 0.035 m mechanism) with the tolerance fixed at 1e-12; the motion itself stays within the accuracy.
+// The constraint tolerance is the cases' second knob: Andrews' squeezer (closed loops) at a loose
+// accuracy keeps |Phi| (m) near the accuracy under Simbody's default and near round-off with the
+// tolerance fixed at 1e-12; the two motions agree within ten times the accuracy.
 TEST(Simbody, FixedConstraintToleranceHoldsTheLoopsAtAnyAccuracy) {
   MBS_NEED_SIMBODY();
   const Problem p = problem("andrews");
