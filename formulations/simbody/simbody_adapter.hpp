@@ -3,6 +3,7 @@
 // No Simbody header here, so the formulation and its rows exist in either build.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -18,7 +19,12 @@ enum class Integrator { kMerson, kFeldberg, kRk3, kVerlet, kSemiExplicitEuler2 }
 // keeps A02's cranks on their branch (docs/engines.md, "Simbody at A02's singular positions").
 struct Method {
   Integrator integrator;
-  double constraint_tolerance = 0.0;  // 0: the accuracy, Simbody's default; else min(this, accuracy)
+  double constraint_tolerance = 0.0;  // 0: tied to the accuracy, Simbody's default
+
+  // The tolerance the integrator gets at `accuracy`: the accuracy, or the fixed one if tighter.
+  double constraint_tolerance_at(double accuracy) const {
+    return constraint_tolerance > 0.0 ? std::min(constraint_tolerance, accuracy) : accuracy;
+  }
 };
 
 // Not CPodes, Simbody's fork of SUNDIALS CVODE: libSimTKmath exports its C functions (N_VSpace,

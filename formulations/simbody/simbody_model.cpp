@@ -16,7 +16,6 @@
 #include <Simbody.h>
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <memory>
 
 #include "common/joint_graph.hpp"
@@ -400,8 +399,7 @@ class SimbodySimulator final : public Simulator {
     integ_ = make_integrator(method.integrator, engine_->system());
     integ_->setAccuracy(accuracy);
     // The case's fixed constraint tolerance, or Simbody's default (the accuracy), set explicitly.
-    integ_->setConstraintTolerance(method.constraint_tolerance > 0.0 ? std::min(method.constraint_tolerance, accuracy)
-                                                                      : accuracy);
+    integ_->setConstraintTolerance(method.constraint_tolerance_at(accuracy));
     integ_->setReturnEveryInternalStep(true);
   }
 

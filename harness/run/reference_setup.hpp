@@ -15,7 +15,6 @@ struct ReferenceOptions {
   double timeout = 0.0;                 // --timeout: the budget of each reference case computed (s); 0: none
 };
 
-
 // What attach_reference did, for the log and the summary.
 struct ReferenceSetup {
   bool computed = false;  // converged: computed in this run (else read from the stored file)
