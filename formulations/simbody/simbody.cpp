@@ -23,10 +23,10 @@ constexpr double kSemiExplicitEulerTightest = 1e-7;
 // projection formulations hold them, whatever the accuracy (docs/engines.md).
 constexpr double kTightConstraints = 1e-12;
 
-// Simbody's integrators but CPodes (simbody_adapter.hpp says why it cannot run here), the constraint
-// tolerance tied to the accuracy as Simbody's default ties it; then the two 4(5) integrators with a
-// fixed tight one, which keeps A02's cranks on their branch and costs steps elsewhere.
-constexpr std::array<Case, 7> kCases{{
+// Simbody's integrators, the constraint tolerance tied to the accuracy as Simbody's default ties it;
+// then the two 4(5) integrators and CPodes with a fixed tight one, which keeps A02's cranks on their
+// branch and costs steps elsewhere.
+constexpr std::array<Case, 9> kCases{{
     {"rk-merson", {Integrator::kMerson},
      "Simbody RungeKuttaMersonIntegrator: Merson 4(5), adaptive, accuracy-controlled", kTightest},
     {"rk-feldberg", {Integrator::kFeldberg}, "Simbody RungeKuttaFeldbergIntegrator: Fehlberg 4(5), adaptive",
@@ -40,10 +40,16 @@ constexpr std::array<Case, 7> kCases{{
      kSemiExplicitEulerTightest,
      "first order (steps grow as tol^-1/2, energy drift falls only as tol^1/2): the energy rules of the benchmark "
      "need tolerances far below the tightest of its range, 1e-7 (docs/engines.md)"},
+    {"cpodes", {Integrator::kCPodes},
+     "Simbody CPodesIntegrator: BDF of orders 1 to 5 with Newton iterations (Simbody's fork of SUNDIALS CVODE), "
+     "adaptive",
+     kTightest},
     {"rk-merson-ctol1e-12", {Integrator::kMerson, kTightConstraints},
      "Simbody RungeKuttaMersonIntegrator, constraint tolerance 1e-12 instead of the accuracy", kTightest},
     {"rk-feldberg-ctol1e-12", {Integrator::kFeldberg, kTightConstraints},
      "Simbody RungeKuttaFeldbergIntegrator, constraint tolerance 1e-12 instead of the accuracy", kTightest},
+    {"cpodes-ctol1e-12", {Integrator::kCPodes, kTightConstraints},
+     "Simbody CPodesIntegrator (BDF, Newton), constraint tolerance 1e-12 instead of the accuracy", kTightest},
 }};
 
 class Simbody final : public Formulation {

@@ -12,7 +12,8 @@
 namespace mbs::simbody {
 
 // Simbody's integrators (SimTKmath), every one error-controlled: the setting is the accuracy.
-enum class Integrator { kMerson, kFeldberg, kRk3, kVerlet, kSemiExplicitEuler2 };
+// kCPodes: CPodesIntegrator with Simbody's default method, BDF with Newton iterations.
+enum class Integrator { kMerson, kFeldberg, kRk3, kVerlet, kSemiExplicitEuler2, kCPodes };
 
 // An integrator and its constraint tolerance (setConstraintTolerance). Simbody's default ties the
 // latter to the accuracy; a fixed one holds loop constraints near round-off at any accuracy, which
@@ -27,11 +28,6 @@ struct Method {
   }
 };
 
-// Not CPodes, Simbody's fork of SUNDIALS CVODE: libSimTKmath exports its C functions (N_VSpace,
-// ...) under SUNDIALS' names, mbsbench links SUNDIALS 6 for its own formulations, and the dynamic
-// linker binds CPodes' calls to SUNDIALS 6's incompatible N_Vector functions: CPodeInit aborts (an
-// assertion left on in Debian's build, nvector_SimTK.h:84). Binding the other way would break
-// ARKODE and IDA. So it is no case (docs/engines.md).
 // Empty when the adapter builds this model; otherwise why not (the stub: the engine is not built).
 std::string unsupported_reason(const Model& model);
 // Setup (the Simbody system, its initial state and the integrator) for one model and accuracy.

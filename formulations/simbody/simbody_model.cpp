@@ -385,6 +385,10 @@ std::unique_ptr<SimTK::Integrator> make_integrator(Integrator kind, const SimTK:
     case Integrator::kRk3: return std::make_unique<SimTK::RungeKutta3Integrator>(system);
     case Integrator::kVerlet: return std::make_unique<SimTK::VerletIntegrator>(system);
     case Integrator::kSemiExplicitEuler2: return std::make_unique<SimTK::SemiExplicitEuler2Integrator>(system);
+    // Simbody's copy of SUNDIALS' N_Vector functions shares names with SUNDIALS 6's, which the
+    // build links statically and keeps unexported so that CPodes binds to its own (CMakeLists.txt).
+    case Integrator::kCPodes:
+      return std::make_unique<SimTK::CPodesIntegrator>(system, SimTK::CPodes::BDF, SimTK::CPodes::Newton);
   }
   throw SolverError("simbody: unknown integrator");
 }
