@@ -1,7 +1,7 @@
 // The Simbody adapter (formulations/simbody): closed-form motions within the integrators' error,
 // the state mapping's round trip (natural coordinates -> mobilizers -> natural coordinates), the
-// cases (CPodes among them, beside SUNDIALS 6 in one process), what the adapter refuses, and the linearization from Simbody's M and
-// differences of its dynamics (closed-form spectra, a non-equilibrium refused, loops and force
+// cases (CPodes among them, beside SUNDIALS 6 in one process), what the adapter refuses, and the
+// linearization from Simbody's M and differences of its dynamics (closed-form spectra, a non-equilibrium refused, loops and force
 // elements unsupported). Without libsimbody-dev, every model is `unsupported` with "engine not built".
 #include <gtest/gtest.h>
 
@@ -179,18 +179,20 @@ TEST(Simbody, CpodesRunsBesideSundials6) {
   const Problem p = problem("planar_pendulum");
   const Formulation& ida = *Registry::instance().find("ida-index3");
   const double tol = 1e-8, t = 1.0;
-  long cpodes_steps = 0;
-  auto final_q = [&](const Formulation& f, const char* integrator, double accuracy) {
+  struct Final {
+    Eigen::VectorXd q;
+    long steps;
+  };
+  auto run = [&](const Formulation& f, const char* integrator, double accuracy) {
     auto sim = f.create(p.model, integrator, accuracy);
     testing::Monitor mon(p.model);
     sim->run(t, &mon);
-    if (std::string(integrator) == "cpodes") cpodes_steps = sim->stats().steps;
-    return Eigen::VectorXd(mon.q_final);
+    return Final{mon.q_final, sim->stats().steps};
   };
-  const Eigen::VectorXd before = final_q(ida, "bdf", tol), cpodes = final_q(simbody(), "cpodes", tol),
-                        after = final_q(ida, "bdf", tol), exact = final_q(simbody(), "rk-merson", 1e-13);
-  EXPECT_EQ(before, after);
-  EXPECT_LT((cpodes - exact).cwiseAbs().maxCoeff(), cpodes_steps * tol) << cpodes_steps << " steps";
+  const Final before = run(ida, "bdf", tol), cpodes = run(simbody(), "cpodes", tol), after = run(ida, "bdf", tol),
+              exact = run(simbody(), "rk-merson", 1e-13);
+  EXPECT_EQ(before.q, after.q);
+  EXPECT_LT((cpodes.q - exact.q).cwiseAbs().maxCoeff(), cpodes.steps * tol) << cpodes.steps << " steps";
 }
 
 // The constraint tolerance is the cases' second knob: Andrews' squeezer (closed loops) at a loose
