@@ -1,8 +1,9 @@
 // The Simbody adapter (formulations/simbody): closed-form motions within the integrators' error,
 // the state mapping's round trip (natural coordinates -> mobilizers -> natural coordinates), the
 // cases (CPodes among them, beside SUNDIALS 6 in one process), what the adapter refuses, and the
-// linearization from Simbody's M and differences of its dynamics (closed-form spectra, a non-equilibrium refused, loops and force
-// elements unsupported). Without libsimbody-dev, every model is `unsupported` with "engine not built".
+// linearization from Simbody's M and differences of its dynamics (closed-form spectra, a
+// non-equilibrium refused, loops and force elements unsupported). Without libsimbody-dev, every
+// model is `unsupported` with "engine not built".
 #include <gtest/gtest.h>
 
 #include <cmath>
