@@ -69,7 +69,13 @@ TEST(Failures, NonFiniteState) {
 TEST(Failures, TimeBudgetExceeded) {
   CaseOptions o;
   o.timeout_s = 0.02;  // tuning IDA takes about a second
-  EXPECT_TRUE(is_error_with(run(pendulum(), "ida-index3", "bdf", o), "timed out in tuning after "));
+  // The budget runs out between trials or, on a loaded machine (CI's sanitized stage), inside the
+  // first trial's set-up: either way the row says so.
+  const CaseResult r = run(pendulum(), "ida-index3", "bdf", o);
+  EXPECT_TRUE(is_error_with(r, "timed out in ")) << r.message;
+  EXPECT_TRUE(r.message.rfind("timed out in tuning after ", 0) == 0 ||
+              r.message.rfind("timed out in set-up (tuning) after ", 0) == 0)
+      << r.message;
   EXPECT_FALSE(cancellation_requested()) << "the budget must not leak into the next case";
   o.timeout_s = 0;
   o.tolerance = 1e-6;
