@@ -130,7 +130,8 @@ std::pair<int, std::string> shell(const std::string& cmd) {
 }
 
 // The regression check at the baseline's settings: the same run passes against its own summary,
-// and fails against one whose case needed fewer steps (a loss of accuracy per step).
+// fails against one whose case needed fewer steps (a loss of accuracy per step), and does not re-run
+// a case that failed in the baseline.
 TEST(Failures, BaselineSettingsCatchAStepCountRegression) {
   namespace fs = std::filesystem;
   const fs::path out = fs::temp_directory_path() / ("mbs_baseline_" + std::to_string(::getpid()));
@@ -155,6 +156,17 @@ TEST(Failures, BaselineSettingsCatchAStepCountRegression) {
   std::tie(code, log) = shell(bench + "--no-write --compare " + summary.string() + " --baseline-settings");
   EXPECT_EQ(code, 1) << log;
   EXPECT_NE(log.find("REGRESSION minimal/dopri5: needs"), std::string::npos) << log;
+  // A case that failed in the baseline is not re-run: it cannot regress.
+  const size_t status = json.find("\"status\": \"pass\"");
+  ASSERT_NE(status, std::string::npos);
+  json.replace(status, std::string("\"status\": \"pass\"").size(), "\"status\": \"fail\"");
+  std::ofstream(summary) << json;
+  std::tie(code, log) = shell(bench + "--no-write --compare " + summary.string() + " --baseline-settings");
+  EXPECT_EQ(code, 0) << log;
+  EXPECT_EQ(log.find("minimal/dopri5 @baseline"), std::string::npos) << log;
+  EXPECT_NE(log.find("minimal/dopri5 (fail in the baseline): not re-run at its setting (only a passing case can regress)"),
+            std::string::npos)
+      << log;
   std::tie(code, log) = shell(bench + "--no-write --baseline-settings");
   EXPECT_EQ(code, 2);
   EXPECT_NE(log.find("--baseline-settings needs --compare"), std::string::npos) << log;

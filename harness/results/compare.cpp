@@ -21,10 +21,16 @@ Summary read_baseline(const std::string& baseline_json, const std::string& probl
   return base;
 }
 
+bool reruns_at_baseline_setting(const SummaryRow& b) {
+  // Only a pass can regress; a control's change is news. A failing row's re-run could only say
+  // "fail -> fail", at the cost of a verification and a timing (seconds a row on A02).
+  return b.status == CaseStatus::kPass || b.control;
+}
+
 std::map<std::string, double> baseline_settings(const Summary& baseline) {
   std::map<std::string, double> settings;
   for (const SummaryRow& b : baseline.rows)
-    if (b.run_kind == RunKind::kTuned && b.setting) settings[b.case_name()] = *b.setting;
+    if (b.run_kind == RunKind::kTuned && b.setting && reruns_at_baseline_setting(b)) settings[b.case_name()] = *b.setting;
   return settings;
 }
 
@@ -52,7 +58,9 @@ Comparison compare_with_baseline(const BenchReport& report, const Summary& base,
         out.not_run.push_back(fmt::format("{} ({} in the baseline): {}", name, b.status,
                                           !was_selected                           ? "case not selected by --formulation"
                                           : b.status == CaseStatus::kUnsupported ? "unsupported there"
-                                                                                  : "no row now (no setting in the baseline to re-run at)"));
+                                          : b.setting && !reruns_at_baseline_setting(b)
+                                              ? "not re-run at its setting (only a passing case can regress)"
+                                              : "no row now (no setting in the baseline to re-run at)"));
       continue;
     }
     const double norm_now = now->normalized_time;

@@ -35,8 +35,11 @@ struct Comparison {
 Comparison compare_with_baseline(const BenchReport& report, const Summary& baseline, const std::vector<std::string>& selected,
                                  const CompareOptions& options = {});
 
-// The tuned setting of every case in a baseline summary ("formulation/integrator" -> setting), for
-// re-running each case there instead of tuning it again (bench --baseline-settings).
+// Whether bench --baseline-settings re-runs a baseline row at its setting: a pass or a control.
+bool reruns_at_baseline_setting(const SummaryRow& b);
+
+// The tuned setting of every case in a baseline summary that is re-run there ("formulation/integrator"
+// -> setting), instead of tuning it again (bench --baseline-settings).
 std::map<std::string, double> baseline_settings(const Summary& baseline);
 
 }  // namespace mbs

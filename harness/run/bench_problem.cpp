@@ -49,9 +49,9 @@ bool bench_problem(const Problem& problem, const CaseList& cases, const BenchOpt
     }
     const auto baseline = options.baseline_settings.find(f->name() + "/" + info.name);
     if (options.at_baseline_settings && baseline == options.baseline_settings.end()) {
-      // No setting in the baseline (unsupported, or it never passed nor failed at one): nothing
-      // to re-run cheaply, and nothing the comparison could hold against it.
-      spdlog::info("{}: {}/{} has no baseline setting; skipped", problem.name, f->name(), info.name);
+      // No setting in the baseline (unsupported, errored before one was chosen) or a row that did
+      // not pass there: nothing the comparison could hold against it.
+      spdlog::info("{}: {}/{} has no passing baseline setting; skipped", problem.name, f->name(), info.name);
       progress.end_case();
       continue;
     }
