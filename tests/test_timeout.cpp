@@ -124,7 +124,10 @@ TEST(Timeout, LargeChainUnderProjectionEndsAtTheBudget) {
   EXPECT_LT(seconds_since(t0), 3 * o.timeout_s);
   EXPECT_EQ(r.case_name(), "projection/rk4");
   EXPECT_EQ(r.status, CaseStatus::kError);
-  EXPECT_NE(r.message.find("timed out in tuning after 2"), std::string::npos) << r.message;
+  // Between trials or, on a loaded machine, inside a trial's set-up: either is where it ran out.
+  EXPECT_TRUE(r.message.rfind("timed out in tuning after 2", 0) == 0 ||
+              r.message.rfind("timed out in set-up (tuning) after 2", 0) == 0)
+      << r.message;
 }
 
 // Reading a problem file is under the budget too (bench ends with exit 1 naming the file): a
