@@ -13,6 +13,8 @@
 #include "elements/rod.hpp"
 #include "report/report.hpp"
 #include "support/models.hpp"
+#include "support/shell.hpp"
+#include "support/timeouts.hpp"
 #include "run/bench_case.hpp"
 
 namespace mbs {
@@ -71,11 +73,7 @@ TEST(Failures, TimeBudgetExceeded) {
   o.timeout_s = 0.02;  // tuning IDA takes about a second
   // The budget runs out between trials or, on a loaded machine (CI's sanitized stage), inside the
   // first trial's set-up: either way the row says so.
-  const CaseResult r = run(pendulum(), "ida-index3", "bdf", o);
-  EXPECT_TRUE(is_error_with(r, "timed out in ")) << r.message;
-  EXPECT_TRUE(r.message.rfind("timed out in tuning after ", 0) == 0 ||
-              r.message.rfind("timed out in set-up (tuning) after ", 0) == 0)
-      << r.message;
+  EXPECT_TRUE(testing::timed_out_while_tuning(run(pendulum(), "ida-index3", "bdf", o)));
   EXPECT_FALSE(cancellation_requested()) << "the budget must not leak into the next case";
   o.timeout_s = 0;
   o.tolerance = 1e-6;
@@ -118,17 +116,6 @@ TEST(Failures, OtherCasesStillRunAndTheExitCodeTells) {
   fs::remove(out.string() + ".log");
 }
 
-// Runs a shell command, returning its exit code and its combined output.
-std::pair<int, std::string> shell(const std::string& cmd) {
-  const std::string log = (std::filesystem::temp_directory_path() / ("mbs_shell_" + std::to_string(::getpid()))).string();
-  const int status = std::system((cmd + " > " + log + " 2>&1").c_str());
-  std::ifstream in(log);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::filesystem::remove(log);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ss.str()};
-}
-
 // The regression check at the baseline's settings: the same run passes against its own summary,
 // fails against one whose case needed fewer steps (a loss of accuracy per step), and does not re-run
 // a case that failed in the baseline.
@@ -137,10 +124,10 @@ TEST(Failures, BaselineSettingsCatchAStepCountRegression) {
   const fs::path out = fs::temp_directory_path() / ("mbs_baseline_" + std::to_string(::getpid()));
   fs::remove_all(out);
   const std::string bench = std::string(MBS_BENCH_EXE) + " -p planar_pendulum -f minimal/dopri5 --min-time 0.01 ";
-  auto [code, log] = shell(bench + "--results " + out.string());
+  auto [code, log] = testing::run_command(bench + "--results " + out.string());
   ASSERT_EQ(code, 0) << log;
   const fs::path summary = out / "planar_pendulum" / "summary.json";
-  std::tie(code, log) = shell(bench + "--no-write --compare " + summary.string() + " --baseline-settings");
+  std::tie(code, log) = testing::run_command(bench + "--no-write --compare " + summary.string() + " --baseline-settings");
   EXPECT_EQ(code, 0) << log;
   EXPECT_NE(log.find("minimal/dopri5 @baseline"), std::string::npos) << log;
   EXPECT_NE(log.find("no regression against"), std::string::npos) << log;
@@ -153,7 +140,7 @@ TEST(Failures, BaselineSettingsCatchAStepCountRegression) {
   const size_t end = json.find(',', at);
   json.replace(at, end - at, "\"steps\": 10");
   std::ofstream(summary) << json;
-  std::tie(code, log) = shell(bench + "--no-write --compare " + summary.string() + " --baseline-settings");
+  std::tie(code, log) = testing::run_command(bench + "--no-write --compare " + summary.string() + " --baseline-settings");
   EXPECT_EQ(code, 1) << log;
   EXPECT_NE(log.find("REGRESSION minimal/dopri5: needs"), std::string::npos) << log;
   // A case that failed in the baseline is not re-run: it cannot regress.
@@ -161,24 +148,24 @@ TEST(Failures, BaselineSettingsCatchAStepCountRegression) {
   ASSERT_NE(status, std::string::npos);
   json.replace(status, std::string("\"status\": \"pass\"").size(), "\"status\": \"fail\"");
   std::ofstream(summary) << json;
-  std::tie(code, log) = shell(bench + "--no-write --compare " + summary.string() + " --baseline-settings");
+  std::tie(code, log) = testing::run_command(bench + "--no-write --compare " + summary.string() + " --baseline-settings");
   EXPECT_EQ(code, 0) << log;
   EXPECT_EQ(log.find("minimal/dopri5 @baseline"), std::string::npos) << log;
   EXPECT_NE(log.find("minimal/dopri5 (fail in the baseline): not re-run at its setting (only a passing case can regress)"),
             std::string::npos)
       << log;
-  std::tie(code, log) = shell(bench + "--no-write --baseline-settings");
+  std::tie(code, log) = testing::run_command(bench + "--no-write --baseline-settings");
   EXPECT_EQ(code, 2);
   EXPECT_NE(log.find("--baseline-settings needs --compare"), std::string::npos) << log;
   fs::remove_all(out);
 }
 
 TEST(Failures, UnknownNamesListTheKnownOnes) {
-  auto [code, out] = shell(std::string(MBS_BENCH_EXE) + " -p no_such_problem --no-write");
+  auto [code, out] = testing::run_command(std::string(MBS_BENCH_EXE) + " -p no_such_problem --no-write");
   EXPECT_EQ(code, 2);
   EXPECT_NE(out.find("bench: unknown problem 'no_such_problem'; known: "), std::string::npos) << out;
   EXPECT_NE(out.find("planar_pendulum"), std::string::npos) << out;
-  std::tie(code, out) = shell(std::string(MBS_BENCH_EXE) + " -p planar_pendulum -f minimal,rk5 --no-write");
+  std::tie(code, out) = testing::run_command(std::string(MBS_BENCH_EXE) + " -p planar_pendulum -f minimal,rk5 --no-write");
   EXPECT_EQ(code, 2);
   EXPECT_NE(out.find("bench: unknown formulation 'rk5'; known: alm-index3/trapezoidal, baumgarte/rk4, baumgarte/fehlberg8-fixed"),
             std::string::npos)
@@ -186,7 +173,7 @@ TEST(Failures, UnknownNamesListTheKnownOnes) {
 }
 
 TEST(Failures, MalformedProblemFileExitsWithTwoAndThePosition) {
-  auto [code, out] = shell(std::string(MBS_BENCH_EXE) + " -p " MBS_SOURCE_DIR "/tests/fuzz/regressions/non_finite_numbers.yaml");
+  auto [code, out] = testing::run_command(std::string(MBS_BENCH_EXE) + " -p " MBS_SOURCE_DIR "/tests/fuzz/regressions/non_finite_numbers.yaml");
   EXPECT_EQ(code, 2);
   EXPECT_NE(out.find("non_finite_numbers.yaml:3:11: gravity must be a finite number, got '1e999'"), std::string::npos) << out;
 }
@@ -200,7 +187,7 @@ TEST(Failures, InterruptStopsAfterTheCurrentCaseAndWritesNothing) {
   // bench's own exit code.
   const std::string cmd = "sh -c '" + std::string(MBS_BENCH_EXE) + " -p planar_pendulum --min-time 0.3 --results " +
                           out.string() + " & pid=$!; sleep 0.3; kill -INT $pid; wait $pid'";
-  const auto [code, text] = shell(cmd);
+  const auto [code, text] = testing::run_command(cmd);
   EXPECT_EQ(code, 130) << text;
   // How many cases finished depends on the machine's speed; that it stopped early does not.
   EXPECT_NE(text.find("bench: interrupted after "), std::string::npos) << text;

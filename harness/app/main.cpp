@@ -433,7 +433,9 @@ int rows_from_partials(const Options& o, const Session& s, const Problem& proble
 int compare_with(const Options& o, const Session& s, const BenchReport& report) {
   std::vector<std::string> selected;
   for (const auto& [f, info] : s.cases) selected.push_back(f->name() + "/" + info.name);
-  const Comparison c = compare_with_baseline(report, *s.baseline, selected);
+  CompareOptions options;
+  options.at_baseline_settings = o.at_baseline_settings;
+  const Comparison c = compare_with_baseline(report, *s.baseline, selected, options);
   fmt::print("comparison with {}{} (ratios now / baseline):\n{}", o.compare,
              s.baseline->created.empty() ? "" : fmt::format(", created {}", s.baseline->created), c.ratios);
   if (!c.not_run.empty()) fmt::print("skipped, in the baseline but not run now:\n  {}\n", fmt::join(c.not_run, "\n  "));

@@ -58,7 +58,7 @@ Comparison compare_with_baseline(const BenchReport& report, const Summary& base,
         out.not_run.push_back(fmt::format("{} ({} in the baseline): {}", name, b.status,
                                           !was_selected                           ? "case not selected by --formulation"
                                           : b.status == CaseStatus::kUnsupported ? "unsupported there"
-                                          : b.setting && !reruns_at_baseline_setting(b)
+                                          : options.at_baseline_settings && b.setting && !reruns_at_baseline_setting(b)
                                               ? "not re-run at its setting (only a passing case can regress)"
                                               : "no row now (no setting in the baseline to re-run at)"));
       continue;

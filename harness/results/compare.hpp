@@ -15,6 +15,7 @@ namespace mbs {
 struct CompareOptions {
   double max_step_growth = 1.25;  // steps may grow by this factor (round-off across platforms)
   double max_slowdown = 3.0;      // normalized time may grow by this factor
+  bool at_baseline_settings = false;  // the run re-ran the baseline's settings (bench --baseline-settings)
 };
 
 // Reads and checks a baseline before anything runs: readable, a summary.json, of this problem.
